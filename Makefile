@@ -1,0 +1,41 @@
+# The two commands a new user needs: `make run` (serve the console on the embedded default) and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export VERITY_DATA_DIR ?= ./data
+PORT ?= 8000
+
+.PHONY: run test install install-test browser lint tiny-model
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+# torch==2.13.0 resolves to the CPU build where one lies on disk (see README); vLLM comes with the `gpu` extra.
+$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@ $(VENV)/.installed-run
+
+install: $(VENV)/.installed-run
+install-test: $(VENV)/.installed-test
+
+# Debian's chromium drives the browser tests; nothing is downloaded by the test tool itself.
+browser:
+	@command -v chromium >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
+
+tiny-model: install
+	@test -f $(VERITY_DATA_DIR)/models/tiny-math/config.json || $(BIN)/verity tiny-model build
+
+run: install tiny-model
+	$(BIN)/verity migrate
+	$(BIN)/verity serve --port $(PORT)
+
+lint: install-test
+	$(BIN)/ruff check .
+
+test: install-test browser lint
+	$(BIN)/pytest -q

@@ -1,0 +1,55 @@
+"""Fixtures shared by every room's tests: a fresh PostgreSQL database per test, and the GPU skip."""
+
+from __future__ import annotations
+
+import importlib.util
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from verity.config import PostgresSettings, Settings
+
+POSTGRES_ADMIN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres"
+
+
+def _cuda_available() -> bool:
+    if importlib.util.find_spec("torch") is None:
+        return False
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if any("gpu" in item.keywords for item in items) and not _cuda_available():
+        skip_gpu = pytest.mark.skip(reason="needs a CUDA device; none is present here")
+        for item in items:
+            if "gpu" in item.keywords:
+                item.add_marker(skip_gpu)
+
+
+@pytest.fixture
+def postgres() -> Iterator[PostgresSettings]:
+    """A new, empty PostgreSQL database on 127.0.0.1:5432, dropped after the test."""
+    name = f"verity_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(POSTGRES_ADMIN, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield PostgresSettings(host="127.0.0.1", port=5432, dbname=name, user="postgres", password="")
+    finally:
+        with psycopg.connect(POSTGRES_ADMIN, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def sqlite_settings(tmp_path) -> Settings:
+    """The embedded default in a fresh data folder."""
+    return Settings(data_dir=tmp_path / "data")
+
+
+@pytest.fixture
+def postgres_settings(tmp_path, postgres: PostgresSettings) -> Settings:
+    """The production event store and read models on a fresh PostgreSQL database; files in a fresh folder."""
+    return Settings(data_dir=tmp_path / "data", postgres=postgres)

@@ -1,0 +1,78 @@
+"""The `verity` command: serve the console, run a worker, migrate, rebuild projections, build the tiny model."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import click
+
+from verity.config import Settings
+
+
+@click.group()
+def main() -> None:
+    """Verity: a self-hosted console and trainer for GRPO runs."""
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+def serve(host: str, port: int) -> None:
+    """Serve the console (the data folder comes from VERITY_DATA_DIR, default ./data)."""
+    from app.server import serve as serve_console  # the web stack loads only for this command
+
+    serve_console(Settings.from_env(), host=host, port=port)
+
+
+@main.command()
+def migrate() -> None:
+    """Apply the read models' schema migrations."""
+    from migrations import apply_migrations
+
+    applied = apply_migrations(Settings.from_env())
+    click.echo(f"Applied {len(applied)} migration(s)." if applied else "The schema is up to date.")
+
+
+@main.group()
+def projections() -> None:
+    """Read models built from the event store."""
+
+
+@projections.command("rebuild")
+def rebuild() -> None:
+    """Drop every read model and rebuild it from the event store."""
+    from projections.rebuild import rebuild_all
+
+    count = rebuild_all(Settings.from_env())
+    click.echo(f"Rebuilt the read models from {count} event(s).")
+
+
+@main.command()
+@click.option("--queue", "queues", multiple=True, help="Queues to consume (default: every provider's).")
+def worker(queues: tuple[str, ...]) -> None:
+    """Run a job worker that consumes the broker's queues."""
+    from jobs.worker import run_worker
+
+    run_worker(Settings.from_env(), list(queues) or None)
+
+
+@main.group("tiny-model")
+def tiny_model() -> None:
+    """The project's own tiny model, used by the demo and the tests."""
+
+
+@tiny_model.command("build")
+@click.option("--out", default=None, help="Folder to write the model to (default: DATA_DIR/models/tiny-math).")
+@click.option("--seed", default=0, show_default=True, type=int)
+def build_tiny_model(out: str | None, seed: int) -> None:
+    """Build and warm-start the tiny model, with no download."""
+    target = out or str(Settings.from_env().tiny_model_dir)
+    # The trainer runs in its own process so this command's process never imports torch.
+    raise SystemExit(
+        subprocess.call([sys.executable, "-m", "trainer", "tiny-model", "build", "--out", target, "--seed", str(seed)])
+    )
+
+
+if __name__ == "__main__":
+    main()
