@@ -1,0 +1,49 @@
+"""The try a run gives its custom metric before the model loads: one reference scored against itself."""
+
+from __future__ import annotations
+
+from trainer.sandbox.limits import SandboxLimits
+from trainer.sandbox.metric import SandboxedMetric
+
+
+def _compile_problem(source: str) -> str | None:
+    """Compiling runs none of the metric's code, so the trainer may do it itself."""
+    try:
+        compile(source, "metric.py", "exec")
+    except SyntaxError as error:
+        where = f" (line {error.lineno})" if error.lineno else ""
+        return f"The metric does not compile: {error.msg}{where}."
+    except ValueError as error:  # e.g. a null byte in the source
+        return f"The metric does not compile: {error}."
+    return None
+
+
+def try_on_reference(source: str, reference: str, *, limits: SandboxLimits = SandboxLimits()) -> str | None:
+    """None when the metric scores `reference` against itself with a number in [0, 1]; else why not, in words.
+
+    >>> try_on_reference("def score(answer, reference):\\n    return 1 / 0", "42")
+    'The metric raised an error on the reference: ZeroDivisionError: division by zero.'
+    """
+    problem = _compile_problem(source)
+    if problem:
+        return problem
+    with SandboxedMetric(source, name="reference check", limits=limits) as metric:
+        (graded,) = metric.grade([reference], [reference])
+    kind = graded.score.failure
+    if kind is None:
+        return None
+    detail = graded.detail
+    if kind == "execution" and "does not define score" in detail:
+        return "The metric does not define score(answer, reference)."
+    if kind == "execution" and detail.startswith("the metric failed to load: "):
+        return f"The metric failed to load: {detail.removeprefix('the metric failed to load: ')}."
+    reasons = {
+        "execution": f"The metric raised an error on the reference: {detail}.",
+        "result": f"The metric returned {detail} for the reference, not a number from 0 to 1.",
+        "timeout": f"The metric ran out of time: a batch of up to {limits.batch_size} answers has "
+        f"{limits.batch_seconds:g} seconds.",
+        "memory": f"The metric ran out of memory: a batch of up to {limits.batch_size} answers has "
+        f"{limits.memory_bytes // (1024 * 1024)} MiB.",
+        "output": f"The metric printed more than {limits.output_bytes // 1024} KiB.",
+    }
+    return reasons[kind]
