@@ -1,7 +1,7 @@
 """What one batch of a custom metric may use in the sandbox.
 
-The product numbers (PRODUCT.md, "Custom metric"): a batch of up to 8 answers, 30 s and 512 MiB per batch, 64 KiB
-of output. The rest are ours: a metric needs no child processes, few open files and little disk.
+The product numbers (PRODUCT.md, "Custom metric"): a batch of up to 8 answers, 30 s and 512 MiB per batch,
+64 KiB of output. The rest are ours: a metric needs no child processes, few open files and little disk.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A custom metric as a Grader: the organization's Python runs in a sandbox worker, never in the trainer.
 
-The worker (runtime/worker.py) is started once per metric with an empty environment and forks a locked-down child
-per batch of up to 8 answers; see runtime/jail.py for what a child may do.
+The worker (runtime/worker.py) is started once per metric with an empty environment and forks a locked-down
+child per batch of up to 8 answers; see runtime/jail.py for what a child may do.
 """
 
 from __future__ import annotations
@@ -25,7 +25,11 @@ WORKER_SCRIPT = Path(__file__).parent / "runtime" / "worker.py"
 FAILURE_KINDS: frozenset[str] = frozenset({"execution", "result", "timeout", "memory", "output"})
 
 # All the worker gets: none of the server's variables (no storage keys, tokens or database URLs).
-WORKER_ENVIRONMENT = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+WORKER_ENVIRONMENT = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
 
 
 class SandboxError(RuntimeError):
@@ -55,7 +59,9 @@ def _graded(outcome: dict[str, Any], count: int) -> list[GradedAnswer]:
         return [GradedAnswer(AnswerScore.failed(kind), str(outcome.get("detail", "")))] * count
     scores = outcome.get("scores")
     if not isinstance(scores, list) or len(scores) != count:
-        return [GradedAnswer(AnswerScore.failed("execution"), "the metric's process reported garbage")] * count
+        return [
+            GradedAnswer(AnswerScore.failed("execution"), "the metric's process reported garbage")
+        ] * count
     graded = []
     for entry in scores:
         if isinstance(entry, list) and len(entry) == 1 and isinstance(entry[0], int | float):
@@ -66,7 +72,9 @@ def _graded(outcome: dict[str, Any], count: int) -> list[GradedAnswer]:
         if isinstance(entry, list) and len(entry) == 3 and entry[1] in ("execution", "result"):
             graded.append(GradedAnswer(AnswerScore.failed(entry[1]), str(entry[2])))
         else:
-            graded.append(GradedAnswer(AnswerScore.failed("execution"), "the metric's process reported garbage"))
+            graded.append(
+                GradedAnswer(AnswerScore.failed("execution"), "the metric's process reported garbage")
+            )
     return graded
 
 
@@ -87,7 +95,7 @@ def _stop_worker(process: subprocess.Popen[bytes], scratch_root: str, stderr: IO
 
 
 class SandboxedMetric:
-    """Scores answers with an organization's `score(answer, reference)`, run in separate locked-down processes.
+    """Scores answers with an organization's `score(answer, reference)`, run in locked-down processes.
 
     >>> with SandboxedMetric("def score(answer, reference):\\n    return float(answer == reference)") as m:
     ...     [s.value for s in m.score_batch(["4", "5"], ["4", "4"])]
@@ -100,7 +108,7 @@ class SandboxedMetric:
         self._lock = threading.Lock()
         self._scratch_root = tempfile.mkdtemp(prefix="verity-sandbox-")
         Path(self._scratch_root).chmod(0o711)  # batch folders inside belong to the unprivileged user
-        self._stderr = tempfile.TemporaryFile()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _stop_worker
         self._process = subprocess.Popen(
             # -E -s rather than -I, which would also drop the script's own folder from sys.path
             [sys.executable, "-E", "-s", str(WORKER_SCRIPT)],
@@ -110,7 +118,9 @@ class SandboxedMetric:
             cwd=self._scratch_root,
             env={**WORKER_ENVIRONMENT, "HOME": self._scratch_root},
         )
-        self._finalizer = weakref.finalize(self, _stop_worker, self._process, self._scratch_root, self._stderr)
+        self._finalizer = weakref.finalize(
+            self, _stop_worker, self._process, self._scratch_root, self._stderr
+        )
         setup = {"source": source, "limits": limits.as_json(), "scratch_root": self._scratch_root}
         self.isolation_layers: dict[str, str] = self._exchange(setup)["layers"]
 

@@ -7,6 +7,7 @@ Order matters: file descriptors, folder and environment first, then resource lim
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import math
@@ -80,7 +81,11 @@ def _drop_capabilities() -> None:
         _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
 
     class Data(ctypes.Structure):
-        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+        _fields_ = [
+            ("effective", ctypes.c_uint32),
+            ("permitted", ctypes.c_uint32),
+            ("inheritable", ctypes.c_uint32),
+        ]
 
     libc = ctypes.CDLL(None, use_errno=True)
     header = Header(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
@@ -182,10 +187,8 @@ def run_batch(
         sys.addaudithook(_refuse_escapes)
         outcome = _score_all(source, answers, references)
         for stream in (sys.stdout, sys.stderr):
-            try:
+            with contextlib.suppress(Exception):  # the metric may have closed or replaced them
                 stream.flush()
-            except Exception:  # the metric may have closed or replaced them
-                pass
         _send(json.dumps(outcome).encode())
     except MemoryError:
         try:

@@ -54,8 +54,8 @@ def _map_own_ids() -> None:
 def enter_namespaces(scratch_root: str, scratch_bytes: int) -> dict[str, str]:
     """Cut the worker off from the network and the host's mounts; returns each layer with "on" or why not.
 
-    As root: a new network namespace (only a loopback that is down, so even 127.0.0.1 is unreachable) and a new
-    mount namespace where the scratch folder is a size-capped tmpfs and /proc hides other users' processes.
+    As root: a new network namespace (only a loopback that is down, so even 127.0.0.1 is unreachable) and a
+    new mount namespace where the scratch folder is a size-capped tmpfs and /proc hides others' processes.
     Not root: the same through a new user namespace, where the kernel allows unprivileged ones.
     """
     layers: dict[str, str] = {}

@@ -1,11 +1,11 @@
 """The sandbox worker: a clean process per metric that forks one locked-down child per batch of answers.
 
-Standard library only; started by `trainer.sandbox.metric` as `python -E -s worker.py` with an empty environment.
-Protocol, one JSON object per line: the first line in is the setup {"source", "limits", "scratch_root"}, answered
-by {"layers": {...}}; then each request {"batches": [[answers, references], ...]} is answered by
-{"outcomes": [...]}, one per batch, either {"scores": [[value] | [null, kind, detail], ...]} or
+Standard library only; started by `trainer.sandbox.metric` as `python -E -s worker.py` with an empty
+environment. Protocol, one JSON object per line. In: the setup {"source", "limits", "scratch_root"},
+answered by {"layers": {...}}; then each request {"batches": [[answers, references], ...]}, answered by
+{"outcomes": [...]}, one per batch: {"scores": [[value] | [null, kind, detail], ...]}, or
 {"failure": kind, "detail": text} for the whole batch. Forking from this small process costs a millisecond or
-two, where starting a fresh Python per batch costs tens.
+two, where a fresh Python per batch costs tens.
 """
 
 from __future__ import annotations
