@@ -1,0 +1,293 @@
+"""The Verity application: every command of the console, the API and the jobs, recorded as events.
+
+Contract notes (CONTRACT_SPINE.md), where this module adds to it:
+- `retry_run` takes `role` too (default "owner": its caller already passed the page's role check); a retry
+  saves and launches the new run at once, linked to the old one (`retry_of` / `retried_as`).
+- Progress commands take an optional `actor` (default: the Trainer system actor).
+- `record_saving_adapter` and `record_adapter_ready` record a failure instead when no round had a
+  learning signal (000: "the run fails instead of completing"); the position is then that failure's.
+- `get_run(org_id, run_id)` reads the aggregate (settings for the jobs' run spec, state for checks).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.domain import Aggregate
+from eventsourcing.persistence import IntegrityError
+
+from domain.actors import TRAINER, Actor
+from domain.errors import ConcurrentChange, DomainError, NotAllowed, NotFound, SettingsInvalid
+from domain.organizations import PLANS, Organization, Project
+from domain.runs.progress import RoundResult, TrialReport
+from domain.runs.reward import resolve_reward
+from domain.runs.run import FINISHED_WITH_ADAPTER, Run
+from domain.runs.settings import RunDraft
+
+Role = Literal["owner", "member", "viewer"]
+A = TypeVar("A", bound=Aggregate)
+
+PRO_PLAN_NEEDED = (
+    "RL training is on the Pro plan. An owner can change the plan under Settings → Plan and billing."
+)
+ROLE_NEEDED = (
+    "Launching a run needs the member or owner role, and you are a viewer. Ask an owner of your "
+    "organization to change your role."
+)
+CONCURRENT = (
+    "Someone else changed this at the same time. Reload the page to see their change, then try again."
+)
+
+
+def vision_refusal(model: str) -> str:
+    return f"RL trains text models. {model} is a vision model: choose SFT or DPO, or a text model."
+
+
+@dataclass(frozen=True)
+class Written:
+    """What a command saved: the aggregate's id and the log position of its last event."""
+
+    id: UUID
+    position: int
+
+
+class Verity(Application):
+    name = "Verity"
+    log_section_size = 1000  # projections read the log in pages of up to 1,000 events
+
+    # --- infrastructure ------------------------------------------------------------------------------------
+    def _save(self, *aggregates: Aggregate) -> int:
+        try:
+            recordings = self.save(*aggregates)
+        except IntegrityError:
+            raise ConcurrentChange(CONCURRENT) from None
+        return recordings[-1].notification.id if recordings else self.recorder.max_notification_id() or 0
+
+    def _get(self, cls: type[A], aggregate_id: UUID, org_id: UUID | None, what: str) -> A:
+        try:
+            aggregate = self.repository.get(aggregate_id)
+        except AggregateNotFoundError:
+            raise NotFound(f"There is no such {what}.") from None
+        if not isinstance(aggregate, cls) or (org_id is not None and _org_of(aggregate) != org_id):
+            raise NotFound(f"There is no such {what}.")
+        return aggregate
+
+    def get_organization(self, org_id: UUID) -> Organization:
+        return self._get(Organization, org_id, org_id, "organization")
+
+    def get_project(self, org_id: UUID, project_id: UUID) -> Project:
+        return self._get(Project, project_id, org_id, "project")
+
+    def get_run(self, org_id: UUID | None, run_id: UUID) -> Run:
+        """`org_id` None is for the jobs, which act for whichever organization owns the run."""
+        return self._get(Run, run_id, org_id, "run")
+
+    # --- organizations and projects ------------------------------------------------------------------------
+    def create_organization(self, name: str, plan: str, actor: Actor) -> Written:
+        name = name.strip()
+        if not name:
+            raise SettingsInvalid({"name": "Name the organization."})
+        _check_plan(plan)
+        if Organization.create_id(name) in self.repository:
+            raise DomainError(f"An organization named {name} already exists.")
+        organization = Organization(name=name, plan=plan, actor=actor.to_dict())
+        return Written(organization.id, self._save(organization))
+
+    def set_plan(self, org_id: UUID, plan: str, actor: Actor) -> Written:
+        _check_plan(plan)
+        organization = self.get_organization(org_id)
+        organization.change_plan(plan, actor.to_dict())
+        return Written(org_id, self._save(organization))
+
+    def create_project(
+        self, org_id: UUID, name: str, model: str, revision: str | None, vision: bool, actor: Actor
+    ) -> Written:
+        self.get_organization(org_id)
+        errors = {}
+        if not name.strip():
+            errors["name"] = "Name the project."
+        if not model.strip():
+            errors["model"] = (
+                "Choose the project's model: a hub id such as Qwen/Qwen2.5-0.5B-Instruct, or a folder."
+            )
+        if errors:
+            raise SettingsInvalid(errors)
+        if Project.create_id(org_id, name) in self.repository:
+            raise DomainError(f"A project named {name.strip()} already exists.")
+        project = Project(
+            org_id=org_id,
+            name=name.strip(),
+            model=model.strip(),
+            revision=(revision or "").strip() or None,
+            vision=vision,
+            actor=actor.to_dict(),
+        )
+        return Written(project.id, self._save(project))
+
+    # --- runs: the user's commands -------------------------------------------------------------------------
+    def _checked_settings(self, org_id: UUID, project: Project, draft: RunDraft) -> dict[str, Any]:
+        """The settings a run saves, or SettingsInvalid with every problem (model, reward, Start from)."""
+        errors: dict[str, str] = {}
+        if project.vision:
+            errors[""] = vision_refusal(project.model)
+        try:
+            draft = draft.with_values(reward=resolve_reward(draft.reward, is_trial=draft.is_trial))
+        except SettingsInvalid as problem:
+            errors.update(problem.errors)
+        if draft.start_run is not None:
+            try:
+                source = self._start_from(org_id, project, draft.start_run)
+            except SettingsInvalid as problem:
+                errors.update(problem.errors)
+            else:
+                advanced = source.settings["training"]["advanced"]
+                draft = draft.with_values(
+                    lora_rank=advanced["lora_rank"],
+                    lora_alpha=advanced["lora_alpha"],
+                    start_run=str(source.id),
+                )
+        if errors:
+            raise SettingsInvalid(errors)
+        return draft.to_api()
+
+    def _start_from(self, org_id: UUID, project: Project, start_run: str) -> Run:
+        try:
+            source = self.get_run(org_id, UUID(str(start_run)))
+        except (ValueError, NotFound):
+            raise SettingsInvalid({"start_run": "Start from must be a run of this project."}) from None
+        if source.project_id != project.id or source.model != project.model:
+            raise SettingsInvalid(
+                {"start_run": "Start from must be a run of this project that trained its model."}
+            )
+        if source.is_trial:
+            raise SettingsInvalid({"start_run": "Start from can't be a trial: its adapter is only a check."})
+        if source.state not in FINISHED_WITH_ADAPTER or source.adapter is None:
+            raise SettingsInvalid(
+                {
+                    "start_run": f"Start from must be a finished run with an adapter (Adapter ready "
+                    f"or Completed): that run is {source.status}."
+                }
+            )
+        return source
+
+    def save_run(self, org_id: UUID, project_id: UUID, draft: RunDraft, actor: Actor) -> Written:
+        """Saves a draft. Saving never starts a GPU, and a draft saves on any plan."""
+        project = self.get_project(org_id, project_id)
+        settings = self._checked_settings(org_id, project, draft)
+        run = Run(
+            org_id=org_id,
+            project_id=project_id,
+            settings=settings,
+            model=project.model,
+            actor=actor.to_dict(),
+        )
+        return Written(run.id, self._save(run))
+
+    def edit_run(self, org_id: UUID, run_id: UUID, draft: RunDraft, actor: Actor) -> Written:
+        run = self.get_run(org_id, run_id)
+        run.check_editable()  # before the settings, so a launched run is refused for what it is
+        project = self.get_project(org_id, run.project_id)
+        run.edit(self._checked_settings(org_id, project, draft), actor.to_dict())
+        return Written(run_id, self._save(run))
+
+    def _check_may_launch(self, org_id: UUID, role: Role) -> None:
+        if not self.get_organization(org_id).has_rl:
+            raise NotAllowed(PRO_PLAN_NEEDED)
+        if role not in ("owner", "member"):
+            raise NotAllowed(ROLE_NEEDED)
+
+    def launch_run(self, org_id: UUID, run_id: UUID, actor: Actor, role: Role) -> Written:
+        run = self.get_run(org_id, run_id)
+        self._check_may_launch(org_id, role)
+        run.launch(actor.to_dict())
+        return Written(run_id, self._save(run))
+
+    def cancel_run(self, org_id: UUID, run_id: UUID, actor: Actor) -> Written:
+        run = self.get_run(org_id, run_id)
+        run.cancel(actor.to_dict())
+        return Written(run_id, self._save(run))
+
+    def retry_run(self, org_id: UUID, run_id: UUID, actor: Actor, role: Role = "owner") -> Written:
+        """A new run from round 1 with the same settings, launched at once; the old run links to it."""
+        old = self.get_run(org_id, run_id)
+        old.check_retry()
+        self._check_may_launch(org_id, role)
+        new = Run(
+            org_id=org_id,
+            project_id=old.project_id,
+            settings=old.settings,
+            model=old.model,
+            actor=actor.to_dict(),
+            retry_of=old.id,
+        )
+        new.launch(actor.to_dict())
+        old.mark_retried(new.id, actor.to_dict())
+        return Written(new.id, self._save(old, new))
+
+    def duplicate_run(self, org_id: UUID, run_id: UUID, actor: Actor) -> Written:
+        """A new draft with the same settings."""
+        old = self.get_run(org_id, run_id)
+        new = Run(
+            org_id=org_id,
+            project_id=old.project_id,
+            settings=old.settings,
+            model=old.model,
+            actor=actor.to_dict(),
+            duplicate_of=old.id,
+        )
+        return Written(new.id, self._save(new))
+
+    # --- runs: progress the jobs record --------------------------------------------------------------------
+    def _progress(self, run_id: UUID, command: str, *args: Any, actor: Actor | None = None) -> Written:
+        run = self.get_run(None, run_id)
+        getattr(run, command)(*args, (actor or TRAINER).to_dict())
+        return Written(run_id, self._save(run))
+
+    def record_queued(self, run_id: UUID, actor: Actor | None = None) -> Written:
+        return self._progress(run_id, "mark_queued", actor=actor)
+
+    def record_preparing(self, run_id: UUID, actor: Actor | None = None) -> Written:
+        return self._progress(run_id, "mark_preparing", actor=actor)
+
+    def record_round_scored(self, run_id: UUID, result: RoundResult, actor: Actor | None = None) -> Written:
+        return self._progress(run_id, "score_round", result.to_dict(), actor=actor)
+
+    def record_saving_adapter(self, run_id: UUID, actor: Actor | None = None) -> Written:
+        return self._progress(run_id, "save_adapter", actor=actor)
+
+    def record_stopped(self, run_id: UUID, reason: str, note: str, actor: Actor | None = None) -> Written:
+        return self._progress(run_id, "stop_early", reason, note, actor=actor)
+
+    def record_failed(self, run_id: UUID, message: str, actor: Actor | None = None) -> Written:
+        return self._progress(run_id, "fail", message, actor=actor)
+
+    def record_adapter_ready(
+        self,
+        run_id: UUID,
+        best_round: int,
+        location: str,
+        sha256: str,
+        size_bytes: int,
+        actor: Actor | None = None,
+    ) -> Written:
+        return self._progress(
+            run_id, "adapter_is_ready", best_round, location, sha256, size_bytes, actor=actor
+        )
+
+    def record_completed(self, run_id: UUID, actor: Actor | None = None) -> Written:
+        return self._progress(run_id, "complete", actor=actor)
+
+    def record_trial_report(self, run_id: UUID, report: TrialReport, actor: Actor | None = None) -> Written:
+        return self._progress(run_id, "report_trial", report.to_dict(), actor=actor)
+
+
+def _org_of(aggregate: Aggregate) -> UUID:
+    return aggregate.id if isinstance(aggregate, Organization) else aggregate.org_id  # type: ignore[attr-defined]
+
+
+def _check_plan(plan: str) -> None:
+    if plan not in PLANS:
+        raise SettingsInvalid({"plan": "The plan must be free or pro."})

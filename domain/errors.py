@@ -1,0 +1,35 @@
+"""Domain errors: each carries the words a person reads when a command is refused."""
+
+from __future__ import annotations
+
+
+class DomainError(Exception):
+    """A command was refused; `message` is what the user reads."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NotFound(DomainError):
+    """The object does not exist, or belongs to another organization (which must look the same)."""
+
+
+class NotAllowed(DomainError):
+    """The plan or the role does not allow the command."""
+
+
+class IllegalTransition(DomainError):
+    """The command does not fit the object's current state, e.g. launching a run that already ended."""
+
+
+class ConcurrentChange(DomainError):
+    """Someone else changed the same object at the same time; the slower writer loses."""
+
+
+class SettingsInvalid(DomainError):
+    """Settings out of bounds. `errors` maps a field name to its message ("" for form-wide)."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        super().__init__(" ".join(errors.values()))
+        self.errors = dict(errors)

@@ -1,0 +1,58 @@
+"""Organizations (the tenant every aggregate belongs to) and their projects (a model that runs train)."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import NAMESPACE_URL, UUID, uuid5
+
+from eventsourcing.domain import Aggregate, event
+
+PLANS = ("free", "pro")
+VERITY_NAMESPACE = uuid5(NAMESPACE_URL, "https://verity.local/")
+
+
+class Organization(Aggregate):
+    """One per name (a lookup aggregate: its id is the uuid5 of the name)."""
+
+    @staticmethod
+    def create_id(name: str, **_: Any) -> UUID:
+        return uuid5(VERITY_NAMESPACE, f"organization:{name.strip().casefold()}")
+
+    @event("Created")
+    def __init__(self, name: str, plan: str, actor: dict[str, str]) -> None:
+        self.name = name
+        self.plan = plan
+
+    @property
+    def org_id(self) -> UUID:
+        return self.id
+
+    @property
+    def has_rl(self) -> bool:
+        return self.plan == "pro"
+
+    def change_plan(self, plan: str, actor: dict[str, str]) -> None:
+        if plan != self.plan:
+            self._plan_changed(plan=plan, actor=actor)
+
+    @event("PlanChanged")
+    def _plan_changed(self, plan: str, actor: dict[str, str]) -> None:
+        self.plan = plan
+
+
+class Project(Aggregate):
+    """One per organization and name. `model` is a hub id or a local path; `vision` marks a vision model."""
+
+    @staticmethod
+    def create_id(org_id: UUID, name: str, **_: Any) -> UUID:
+        return uuid5(org_id, f"project:{name.strip().casefold()}")
+
+    @event("Created")
+    def __init__(
+        self, org_id: UUID, name: str, model: str, revision: str | None, vision: bool, actor: dict[str, str]
+    ) -> None:
+        self.org_id = org_id
+        self.name = name
+        self.model = model
+        self.revision = revision
+        self.vision = vision

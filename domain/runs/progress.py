@@ -1,0 +1,74 @@
+"""What a training job reports about a run: one scored round, a trial's report."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    """One scored round. Round 0 is the starting adapter on the validation sample: it has validation only.
+
+    `signal` is the share of prompts whose answers did not all score alike (the table's Learned from);
+    `cut_off` the share of answers that reached Longest sampled answer; shares are in [0, 1].
+    `uniform_value` is the score every answer got when no prompt had a signal (for the no-signal message).
+    """
+
+    round_number: int
+    validation_reward: float
+    reward: float | None = None
+    signal: float | None = None
+    cut_off: float | None = None
+    metric_failures: int = 0
+    graded_answers: int = 0
+    updated: bool = False
+    loss: float | None = None
+    sampling_seconds: float = 0.0
+    grading_seconds: float = 0.0
+    update_seconds: float = 0.0
+    validation_seconds: float = 0.0
+    mean_answer_tokens: float | None = None
+    token_entropy: float | None = None
+    peak_memory_bytes: int | None = None
+    uniform_value: float | None = None
+
+    @property
+    def total_seconds(self) -> float:
+        return self.sampling_seconds + self.grading_seconds + self.update_seconds + self.validation_seconds
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RoundResult:
+        known = {f.name for f in fields(cls)}
+        return cls(**{key: value for key, value in data.items() if key in known})
+
+
+@dataclass(frozen=True)
+class TrialReport:
+    """A trial's report: what one round measured, and the estimate for the full run when it finished."""
+
+    finished: bool
+    formatting: str = ""  # e.g. "8 of 8 prompts fit", or the first problem found
+    seconds_per_round: float | None = None
+    peak_memory_bytes: int | None = None
+    gpu_memory_bytes: int | None = None
+    sampling_seconds: float | None = None
+    grading_seconds: float | None = None
+    update_seconds: float | None = None
+    validation_seconds: float | None = None
+    full_training_seconds: float | None = None
+    full_training_rounds: int | None = None
+    full_gpu_cost: float | None = None
+    advice: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrialReport:
+        known = {f.name for f in fields(cls)}
+        return cls(**{key: value for key, value in data.items() if key in known})
