@@ -1,0 +1,85 @@
+"""A custom metric scores answers through the sandbox, and each bad result fails only its own answer."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from domain.rewards.types import AnswerScore
+from trainer.sandbox import SandboxedMetric
+
+EXACT_MATCH = "def score(answer, reference):\n    return float(answer.strip() == reference.strip())\n"
+
+# A thinking model writes its reasoning before the answer; the metric scores only what follows </think>.
+FINAL_ANSWER_AFTER_THINKING = """
+import re
+
+def score(answer, reference):
+    final = answer.rsplit("</think>", 1)[-1]
+    match = re.search(r"<answer>(.*?)</answer>", final, re.S)
+    final = match.group(1) if match else final
+    return float(final.strip() == reference.strip())
+"""
+
+
+def test_a_round_of_answers_is_scored_in_order_at_the_default_limits() -> None:
+    answers = [str(number % 5) for number in range(20)]  # 20 answers: batches of 8, 8 and 4
+    references = ["3"] * 20
+    with SandboxedMetric(EXACT_MATCH, name="exact (v2)") as metric:
+        scores = metric.score_batch(answers, references)
+        assert metric.label == "exact (v2)"
+    assert scores == [AnswerScore(value=1.0 if answer == "3" else 0.0) for answer in answers]
+    assert sum(score.value for score in scores) == 4
+
+
+def test_a_metric_can_read_the_final_answer_out_of_a_thinking_models_reasoning() -> None:
+    answers = [
+        "<think>Maybe 12? No: 7 + 5 = 12, then 12 * 2 = 24.</think><answer>24</answer>",
+        "<think>Surely 24 is wrong.</think> 25",
+        "24",
+        "",
+    ]
+    with SandboxedMetric(FINAL_ANSWER_AFTER_THINKING) as metric:
+        scores = metric.score_batch(answers, ["24"] * 4)
+    assert [score.value for score in scores] == [1.0, 0.0, 1.0, 0.0]
+    assert all(score.failure is None for score in scores)
+
+
+def test_a_result_that_is_not_a_number_from_0_to_1_fails_only_that_answer(hostile_metric) -> None:
+    answers = ["nan", "two", "negative", "text", "nothing", "true", "42", "41"]
+    scores = hostile_metric.score_batch(answers, ["42"] * 8)
+    assert [score.failure for score in scores] == ["result"] * 6 + [None, None]
+    assert [score.value for score in scores] == [0.0] * 6 + [1.0, 0.0]
+    assert not any(math.isnan(score.value) for score in scores)
+
+
+def test_a_metric_that_raises_fails_only_that_answer_with_execution(hostile_metric) -> None:
+    graded = hostile_metric.grade(["raise", "42", "exit", "42"], ["42"] * 4)
+    assert [g.score for g in graded] == [
+        AnswerScore.failed("execution"),
+        AnswerScore(value=1.0),
+        AnswerScore.failed("execution"),
+        AnswerScore(value=1.0),
+    ]
+    assert graded[0].detail == "KeyError: '42'"
+
+
+def test_a_metric_that_ends_its_process_fails_its_batch_and_no_other(hostile_metric) -> None:
+    scores = hostile_metric.score_batch(["hard_exit"] + ["42"] * 15, ["42"] * 16)
+    assert scores[:8] == [AnswerScore.failed("execution")] * 8
+    assert scores[8:] == [AnswerScore(value=1.0)] * 8
+
+
+def test_each_batch_starts_from_the_metric_as_written() -> None:
+    counting = "calls = []\ndef score(answer, reference):\n    calls.append(1)\n    return len(calls) / 8\n"
+    with SandboxedMetric(counting) as metric:
+        scores = metric.score_batch(["a"] * 16, ["a"] * 16)
+    assert [score.value for score in scores[:8]] == [score.value for score in scores[8:]]
+    assert scores[7].value == 1.0
+
+
+def test_an_empty_list_needs_no_process_and_mismatched_lengths_are_refused(hostile_metric) -> None:
+    assert hostile_metric.score_batch([], []) == []
+    with pytest.raises(ValueError, match="1 answers but 0 references"):
+        hostile_metric.score_batch(["a"], [])
