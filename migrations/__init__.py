@@ -1,0 +1,61 @@
+"""The read models' schema: numbered .sql files applied once each, in order, by `verity migrate`.
+
+A file `NNN_name.sql` serves both databases; `NNN_name.sqlite.sql` / `NNN_name.postgres.sql` serve one dialect
+where they must differ.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from projections.tables import PostgresTables, SqliteTables, open_tables
+
+MIGRATIONS_DIR = Path(__file__).parent
+CREATE_LEDGER = (
+    "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+)
+
+
+def migration_files(dialect: str) -> list[Path]:
+    files = []
+    for path in sorted(MIGRATIONS_DIR.glob("[0-9][0-9][0-9]_*.sql")):
+        parts = path.name.split(".")
+        if len(parts) == 2 or parts[-2] == dialect:
+            files.append(path)
+    return files
+
+
+def apply_to(tables: SqliteTables | PostgresTables) -> list[str]:
+    """Applies the migrations not applied yet; returns their names."""
+    tables.execute_script(CREATE_LEDGER + ";")
+    applied = {row["name"] for row in tables.select("schema_migrations", {})}
+    done = []
+    for path in migration_files(tables.dialect):
+        if path.name in applied:
+            continue
+        with tables.transaction() as tx:
+            for statement in _statements(path.read_text()):
+                tx.cursor.execute(statement)
+            tx.cursor.execute(
+                "INSERT INTO schema_migrations (name, applied_at) "
+                f"VALUES ({tx.mark.format('n')}, {tx.mark.format('t')})",
+                {"n": path.name, "t": datetime.now(UTC).isoformat()},
+            )
+        done.append(path.name)
+    return done
+
+
+def _statements(sql: str) -> list[str]:
+    lines = [line for line in sql.splitlines() if not line.strip().startswith("--")]
+    return [statement.strip() for statement in "\n".join(lines).split(";") if statement.strip()]
+
+
+def apply_migrations(settings: Any) -> list[str]:
+    tables = open_tables(settings)
+    try:
+        return apply_to(tables)
+    finally:
+        if isinstance(tables, PostgresTables):
+            tables.close()

@@ -121,7 +121,7 @@ def _has_field(document: object, path: str) -> bool:
 def _final_number(reference: str) -> str | None:
     if gsm8k_reference_number(reference) is not None:
         return None
-    return f"{_quoted(reference)} has no final number (a number, or GSM8K's \"#### 72\")"
+    return f'{_quoted(reference)} has no final number (a number, or GSM8K\'s "#### 72")'
 
 
 def boxed_ground_truth_problem(reference: str) -> str | None:

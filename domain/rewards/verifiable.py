@@ -70,7 +70,7 @@ def gsm8k_rows(records: Iterable[Mapping[str, Any]]) -> list[Row]:
     for number, record in enumerate(records, start=1):
         row = _row(record, number, question_key="question", answer_key="answer")
         if gsm8k_reference_number(row["reference"]) is None:
-            raise RowsInvalid(f"Record {number}: the answer has no final number (a number, or \"#### 72\").")
+            raise RowsInvalid(f'Record {number}: the answer has no final number (a number, or "#### 72").')
         rows.append(row)
     return rows
 
@@ -93,12 +93,12 @@ def _row(record: Mapping[str, Any], number: int, *, question_key: str, answer_ke
         return {"prompt": list(record["prompt"]), "reference": record["reference"]}
     question, answer = record.get(question_key), record.get(answer_key)
     if not isinstance(answer, str):
-        raise RowsInvalid(f"Record {number}: it needs a text \"{answer_key}\".")
+        raise RowsInvalid(f'Record {number}: it needs a text "{answer_key}".')
     if isinstance(question, str) and question.strip():
         return user_row(question, answer)
     if isinstance(question, list) and question and all(_is_message(message) for message in question):
         return {"prompt": [dict(message) for message in question], "reference": answer}  # type: ignore[misc]
-    raise RowsInvalid(f"Record {number}: it needs a \"{question_key}\", as text or as messages.")
+    raise RowsInvalid(f'Record {number}: it needs a "{question_key}", as text or as messages.')
 
 
 def _is_message(message: Any) -> bool:

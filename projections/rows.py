@@ -1,0 +1,147 @@
+"""The rows the console reads: frozen dataclasses built from the read-model tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID
+
+
+@dataclass(frozen=True)
+class OrganizationRow:
+    id: UUID
+    name: str
+    plan: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class ProjectRow:
+    id: UUID
+    org_id: UUID
+    name: str
+    model: str
+    revision: str | None
+    vision: bool
+    created_at: str
+
+
+@dataclass(frozen=True)
+class RunRow:
+    id: UUID
+    org_id: UUID
+    project_id: UUID
+    name: str
+    kind: str  # "full" | "trial"
+    state: (
+        str  # draft, queued, preparing, training, saving_adapter, adapter_ready, completed, failed, cancelled
+    )
+    status_line: str  # "Training · round 3 / 20"
+    rounds_total: int
+    rounds_done: int  # rounds after round 0 that were scored
+    best_round: int | None
+    best_validation: float | None
+    reward_label: str
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True)
+class RunDetail:
+    id: UUID
+    org_id: UUID
+    project_id: UUID
+    model: str
+    name: str
+    kind: str
+    state: str
+    status_line: str
+    settings: dict[str, Any]  # the API body (RunDraft.to_api()) with every default filled
+    reward_label: str
+    start_run: UUID | None
+    rounds_total: int
+    rounds_done: int
+    progress: float  # share of rounds done, 0..1
+    best_round: int | None
+    best_validation: float | None
+    adapter: dict[str, Any] | None  # best_round, location, sha256, size_bytes
+    ended: str | None  # how the run ended, the line under the chart
+    note: str | None  # the run's own words when a round failed
+    stop_reason: str | None  # time_limit | metric_failures | out_of_memory
+    stop_log_line: str | None  # "RL stopped (metric_failures) after round N of M; best round B."
+    kept_starting_adapter: str | None  # the sentence when best round is 0
+    failure: str | None
+    trial_report: dict[str, Any] | None
+    retry_of: UUID | None
+    retried_as: UUID | None
+    duplicate_of: UUID | None
+    duplicates: list[UUID] = field(default_factory=list)
+    launched_at: str | None = None
+    ended_at: str | None = None
+    created_at: str = ""
+    updated_at: str = ""
+
+    @property
+    def can_retry(self) -> bool:
+        return self.state in ("failed", "cancelled") and self.retried_as is None
+
+    @property
+    def can_edit(self) -> bool:
+        return self.state == "draft"
+
+    @property
+    def can_cancel(self) -> bool:
+        return self.state in ("queued", "preparing", "training", "saving_adapter")
+
+
+@dataclass(frozen=True)
+class RoundRow:
+    run_id: UUID
+    round_number: int
+    rounds_total: int
+    reward: float | None
+    signal: float | None
+    cut_off: float | None
+    metric_failures: int
+    updated: bool
+    loss: float | None
+    validation_reward: float
+    best_round: int
+    sampling_seconds: float
+    grading_seconds: float
+    update_seconds: float
+    validation_seconds: float
+    mean_answer_tokens: float | None
+    token_entropy: float | None
+    peak_memory_bytes: int | None
+    log_line: str
+    scored_at: str
+
+
+@dataclass(frozen=True)
+class RolloutFileRow:
+    run_id: UUID
+    round_number: int
+    path: str  # runs/<run id>/rollouts/round-001.jsonl in the organization's storage
+    written_at: str
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    position: int
+    time: str
+    actor_kind: str
+    actor_name: str
+    event_type: str
+    sentence: str
+
+
+@dataclass(frozen=True)
+class FeedEntry:
+    position: int
+    type: str
+    time: str
+    aggregate_id: UUID
+    aggregate_version: int
+    actor: dict[str, str]
+    data: dict[str, Any]

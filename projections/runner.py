@@ -1,0 +1,115 @@
+"""Follows the event log and applies it to the read models, a page of events per transaction.
+
+SQLite's recorder can't be subscribed to in eventsourcing 9.5, so on SQLite the runner polls the log; on
+PostgreSQL it waits on the recorder's subscription (LISTEN/NOTIFY) and then reads the log in pages.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from eventsourcing.persistence import Notification
+
+from domain.application import Verity
+from projections.store import ReadModels
+from projections.views import Event
+
+PAGE_SIZE = 1000  # Verity.log_section_size must be at least this
+POLL_SECONDS = 0.1
+_SKIPPED = {"originator_id", "originator_version", "timestamp", "originator_topic"}
+log = logging.getLogger(__name__)
+
+
+def decode(verity: Verity, notification: Notification) -> Event:
+    domain_event: Any = verity.mapper.to_domain_event(notification)
+    data = {key: value for key, value in domain_event.__dict__.items() if key not in _SKIPPED}
+    return Event(
+        position=notification.id,
+        type=type(domain_event).__qualname__,
+        aggregate_id=domain_event.originator_id,
+        version=domain_event.originator_version,
+        time=domain_event.timestamp.isoformat(),
+        data=data,
+    )
+
+
+class ProjectionRunner:
+    def __init__(self, verity: Verity, read_models: ReadModels, page_size: int = PAGE_SIZE) -> None:
+        if verity.log_section_size < page_size:
+            raise ValueError("The application's log_section_size must be at least the runner's page size.")
+        self.verity = verity
+        self.read_models = read_models
+        self.page_size = page_size
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._subscription: Any = None
+        self._lock = threading.Lock()
+
+    def run_once(self) -> int:
+        """Applies every pending event, a page per transaction; returns how many were applied."""
+        with self._lock:
+            applied = 0
+            position = self.read_models.position()
+            while True:
+                notifications = self.verity.notification_log.select(start=position + 1, limit=self.page_size)
+                if not notifications:
+                    return applied
+                self.read_models.apply([decode(self.verity, n) for n in notifications])
+                applied += len(notifications)
+                position = notifications[-1].id
+                if len(notifications) < self.page_size:
+                    return applied
+
+    # --- following the log in the background ---------------------------------------------------------------
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._stopping.clear()
+        subscribable = type(self.verity.recorder).__module__.endswith("postgres")
+        target = self._follow_subscription if subscribable else self._poll
+        self._thread = threading.Thread(target=target, name="projection-runner", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._subscription is not None:
+            self._subscription.stop()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
+
+    def _safely_run_once(self) -> int:
+        try:
+            return self.run_once()
+        except Exception:  # a read model must never stop following: log, wait, try again
+            log.exception("The projections failed to apply a page of events; trying again.")
+            self._stopping.wait(1.0)
+            return 0
+
+    def _poll(self) -> None:
+        while not self._stopping.is_set():
+            if self._safely_run_once() == 0:
+                self._stopping.wait(POLL_SECONDS)
+
+    def _follow_subscription(self) -> None:
+        while not self._stopping.is_set():
+            self._safely_run_once()
+            reached = self.read_models.position()
+            try:
+                with self.verity.recorder.subscribe(gt=reached) as subscription:
+                    self._subscription = subscription
+                    if self._stopping.is_set():
+                        return
+                    for notification in subscription:
+                        if (
+                            notification.id > reached
+                        ):  # the rest of a page already applied is skipped for free
+                            self._safely_run_once()
+                            reached = self.read_models.position()
+                        if self._stopping.is_set():
+                            return
+            except Exception:
+                log.exception("The event-log subscription broke; subscribing again.")
+                self._stopping.wait(1.0)

@@ -1,0 +1,275 @@
+"""Where read-model rows live: plain dicts in memory (unit tests) or SQL tables (SQLite or PostgreSQL).
+
+The projections and the queries are written once against `Tables`; a transaction applies a page of events and
+the positions it reached together, or nothing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+# Every read-model table and its key columns (the schema itself is in migrations/).
+TABLE_KEYS: dict[str, tuple[str, ...]] = {
+    "projection_positions": ("name",),
+    "directory": ("aggregate_id",),
+    "organizations": ("id",),
+    "projects": ("id",),
+    "runs": ("id",),
+    "run_details": ("id",),
+    "rounds": ("run_id", "round_number"),
+    "rollout_files": ("run_id", "round_number"),
+    "timeline": ("log_position",),
+    "feed": ("log_position",),
+}
+
+Row = dict[str, Any]
+Order = Sequence[tuple[str, bool]]  # (column, descending)
+
+
+class Tx(Protocol):
+    def get(self, table: str, key: Row) -> Row | None: ...
+    def upsert(self, table: str, row: Row) -> None: ...
+    def update(self, table: str, key: Row, values: Row) -> None: ...
+
+
+class Tables(Protocol):
+    def transaction(self) -> Any: ...  # a context manager giving a Tx
+
+    def select(
+        self,
+        table: str,
+        where: Row,
+        order: Order = (),
+        after: tuple[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> list[Row]: ...
+
+    def clear(self) -> None: ...
+
+
+def _key(table: str, row: Row) -> tuple[Any, ...]:
+    return tuple(row[column] for column in TABLE_KEYS[table])
+
+
+class MemoryTables:
+    """Rows in dicts, one lock for all: the fast double of the SQL tables for unit tests."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, dict[tuple[Any, ...], Row]] = {name: {} for name in TABLE_KEYS}
+        self._lock = threading.RLock()
+
+    @contextmanager
+    def transaction(self) -> Iterator[MemoryTables]:
+        with self._lock:
+            yield self
+
+    def get(self, table: str, key: Row) -> Row | None:
+        row = self._rows[table].get(_key(table, key))
+        return dict(row) if row is not None else None
+
+    def upsert(self, table: str, row: Row) -> None:
+        existing = self._rows[table].get(_key(table, row), {})
+        self._rows[table][_key(table, row)] = {**existing, **row}
+
+    def update(self, table: str, key: Row, values: Row) -> None:
+        row = self._rows[table].get(_key(table, key))
+        if row is not None:
+            row.update(values)
+
+    def select(
+        self,
+        table: str,
+        where: Row,
+        order: Order = (),
+        after: tuple[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> list[Row]:
+        with self._lock:
+            rows = [
+                dict(row)
+                for row in self._rows[table].values()
+                if all(row.get(column) == value for column, value in where.items())
+                and (after is None or row[after[0]] > after[1])
+            ]
+        for column, descending in reversed(order):
+            rows.sort(key=lambda row, c=column: row[c], reverse=descending)
+        return rows[:limit] if limit is not None else rows
+
+    def clear(self) -> None:
+        with self._lock:
+            for rows in self._rows.values():
+                rows.clear()
+
+
+class SqlTx:
+    """One open transaction on a DB-API cursor; `mark` is the dialect's placeholder for a named parameter."""
+
+    def __init__(self, cursor: Any, mark: str) -> None:
+        self.cursor = cursor
+        self.mark = mark
+
+    def _p(self, name: str) -> str:
+        return self.mark.format(name)
+
+    def get(self, table: str, key: Row) -> Row | None:
+        condition = " AND ".join(f"{column} = {self._p(column)}" for column in key)
+        self.cursor.execute(f"SELECT * FROM {table} WHERE {condition}", key)
+        row = self.cursor.fetchone()
+        return _as_dict(self.cursor, row) if row is not None else None
+
+    def upsert(self, table: str, row: Row) -> None:
+        columns = list(row)
+        keys = TABLE_KEYS[table]
+        updates = ", ".join(f"{column} = excluded.{column}" for column in columns if column not in keys)
+        conflict = f"DO UPDATE SET {updates}" if updates else "DO NOTHING"
+        self.cursor.execute(
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(self._p(c) for c in columns)}) "
+            f"ON CONFLICT ({', '.join(keys)}) {conflict}",
+            row,
+        )
+
+    def update(self, table: str, key: Row, values: Row) -> None:
+        assignments = ", ".join(f"{column} = {self._p('v_' + column)}" for column in values)
+        condition = " AND ".join(f"{column} = {self._p('k_' + column)}" for column in key)
+        params = {**{f"v_{c}": v for c, v in values.items()}, **{f"k_{c}": v for c, v in key.items()}}
+        self.cursor.execute(f"UPDATE {table} SET {assignments} WHERE {condition}", params)
+
+    def select(
+        self,
+        table: str,
+        where: Row,
+        order: Order = (),
+        after: tuple[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> list[Row]:
+        conditions = [f"{column} = {self._p(column)}" for column in where]
+        params = dict(where)
+        if after is not None:
+            conditions.append(f"{after[0]} > {self._p('after_value')}")
+            params["after_value"] = after[1]
+        sql = f"SELECT * FROM {table}"
+        if conditions:
+            sql += " WHERE " + " AND ".join(conditions)
+        if order:
+            sql += " ORDER BY " + ", ".join(f"{column} {'DESC' if desc else 'ASC'}" for column, desc in order)
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        self.cursor.execute(sql, params)
+        return [_as_dict(self.cursor, row) for row in self.cursor.fetchall()]
+
+
+def _as_dict(cursor: Any, row: Any) -> Row:
+    if isinstance(row, dict):
+        return dict(row)
+    return {description[0]: value for description, value in zip(cursor.description, row, strict=True)}
+
+
+class SqliteTables:
+    """The read models in their own SQLite file; a connection per transaction keeps threads apart."""
+
+    mark = ":{}"
+    dialect = "sqlite"
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._write_lock = threading.Lock()
+
+    def connect(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute(
+            "PRAGMA synchronous=NORMAL"
+        )  # WAL + NORMAL: a crash loses no committed page's order
+        return connection
+
+    @contextmanager
+    def transaction(self) -> Iterator[SqlTx]:
+        with self._write_lock:
+            connection = self.connect()
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+                yield SqlTx(connection.cursor(), self.mark)
+                connection.execute("COMMIT")
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            finally:
+                connection.close()
+
+    def select(
+        self,
+        table: str,
+        where: Row,
+        order: Order = (),
+        after: tuple[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> list[Row]:
+        connection = self.connect()
+        try:
+            return SqlTx(connection.cursor(), self.mark).select(table, where, order, after, limit)
+        finally:
+            connection.close()
+
+    def execute_script(self, sql: str) -> None:
+        connection = self.connect()
+        try:
+            connection.executescript(sql)
+        finally:
+            connection.close()
+
+    def clear(self) -> None:
+        with self.transaction() as tx:
+            for table in TABLE_KEYS:
+                tx.cursor.execute(f"DELETE FROM {table}")
+
+
+class PostgresTables:
+    """The read models in the event store's PostgreSQL database, over a small connection pool."""
+
+    mark = "%({})s"
+    dialect = "postgres"
+
+    def __init__(self, conninfo: str) -> None:
+        from psycopg_pool import ConnectionPool
+
+        self.pool = ConnectionPool(conninfo, min_size=1, max_size=4, open=True)
+
+    @contextmanager
+    def transaction(self) -> Iterator[SqlTx]:
+        with self.pool.connection() as connection, connection.transaction(), connection.cursor() as cursor:
+            yield SqlTx(cursor, self.mark)
+
+    def select(
+        self,
+        table: str,
+        where: Row,
+        order: Order = (),
+        after: tuple[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> list[Row]:
+        with self.pool.connection() as connection, connection.cursor() as cursor:
+            return SqlTx(cursor, self.mark).select(table, where, order, after, limit)
+
+    def execute_script(self, sql: str) -> None:
+        with self.pool.connection() as connection:
+            connection.execute(sql)
+
+    def clear(self) -> None:
+        with self.transaction() as tx:
+            tx.cursor.execute(f"TRUNCATE {', '.join(TABLE_KEYS)}")
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def open_tables(settings: Any) -> SqliteTables | PostgresTables:
+    """The read models' SQL tables: SQLite in the data folder, or the PostgreSQL database."""
+    if settings.postgres is not None:
+        return PostgresTables(settings.postgres.conninfo)
+    return SqliteTables(settings.read_model_path)

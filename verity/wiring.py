@@ -1,0 +1,60 @@
+"""Builds the application and the read models from the settings: SQLite in the data folder, or PostgreSQL."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from domain.actors import Actor
+from domain.application import Verity
+from domain.organizations import Organization, Project
+from migrations import apply_to
+from projections.store import TableReadModels
+from projections.tables import open_tables
+from verity.config import Settings
+
+SETUP = Actor("system", "setup", "Setup")
+DEFAULT_ORGANIZATION = "Default"
+DEMO_PROJECT = "Demo"
+
+
+def event_store_env(settings: Settings) -> dict[str, str]:
+    if settings.postgres is not None:
+        pg = settings.postgres
+        return {
+            "PERSISTENCE_MODULE": "eventsourcing.postgres",
+            "POSTGRES_DBNAME": pg.dbname,
+            "POSTGRES_HOST": pg.host,
+            "POSTGRES_PORT": str(pg.port),
+            "POSTGRES_USER": pg.user,
+            "POSTGRES_PASSWORD": pg.password,
+        }
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(settings.event_store_path)}
+
+
+def build_application(settings: Settings) -> Verity:
+    verity = Verity(env=event_store_env(settings))
+    # eventsourcing falls back to an in-memory store silently; a console on it would lose everything.
+    if type(verity.recorder).__module__.endswith("popo"):
+        raise RuntimeError("The event store is in memory: check PERSISTENCE_MODULE in the environment.")
+    return verity
+
+
+def build_read_models(settings: Settings, *, migrate: bool = True) -> TableReadModels:
+    tables = open_tables(settings)
+    if migrate:
+        apply_to(tables)
+    return TableReadModels(tables)
+
+
+def ensure_default_organization(
+    settings: Settings, verity: Verity, read_models: object = None
+) -> tuple[UUID, UUID]:
+    """Organization "Default" on plan Pro with a project "Demo" on the tiny model; idempotent."""
+    org_id = Organization.create_id(DEFAULT_ORGANIZATION)
+    if org_id not in verity.repository:
+        verity.create_organization(DEFAULT_ORGANIZATION, "pro", SETUP)
+    project_id = Project.create_id(org_id, DEMO_PROJECT)
+    if project_id not in verity.repository:
+        verity.create_project(org_id, DEMO_PROJECT, str(settings.tiny_model_dir), None, False, SETUP)
+    return org_id, project_id
