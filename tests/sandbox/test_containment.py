@@ -31,9 +31,10 @@ def secret_in_environment(monkeypatch: pytest.MonkeyPatch) -> str:
 
 @pytest.fixture
 def server_process() -> Iterator[int]:
-    """A process like the console server, started with the secret in its environment; yields its pid."""
+    """A process like the console server, with the secret in its environment and arguments; yields its pid."""
     environment = {"PATH": os.environ["PATH"], "AWS_SECRET_ACCESS_KEY": SECRET}
-    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env=environment)
+    command = [sys.executable, "-c", "import time; time.sleep(60)", f"--token={SECRET}"]
+    server = subprocess.Popen(command, env=environment)
     yield server.pid
     server.kill()
     server.wait()
