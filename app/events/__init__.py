@@ -1,0 +1,1 @@
+"""The event feed: every event of the organization in store order, paged by position."""

@@ -1,0 +1,73 @@
+"""The app factory: the console and its JSON API over a Verity application and its read models.
+
+It takes its infrastructure as arguments, so a test builds a small app over a store of its own, and the
+server builds the real one from the wiring.
+"""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from litestar import Litestar, Router
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin
+from litestar.plugins.htmx import HTMXPlugin
+
+from app.events.api import EventsApiController
+from app.runs.api import RunsApiController
+from app.runs.pages import RunsPageController
+from app.shell.commands import Launcher
+from app.shell.errors import API_ERROR_HANDLERS, PAGE_ERROR_HANDLERS
+from app.shell.identity import provide_identity
+from app.shell.pages import home
+from app.shell.static import plotly_js, static_files_router
+from app.shell.templating import template_config
+from domain.application import Verity
+from projections.runner import ProjectionRunner
+from projections.store import ReadModels
+
+
+def _launch_nothing(run_id: UUID) -> None:
+    """The default launcher: the run stays Launched until a job system (a later issue) picks it up."""
+
+
+def create_app(
+    verity: Verity,
+    read_models: ReadModels,
+    *,
+    runner: ProjectionRunner | None = None,
+    launcher: Launcher | None = None,
+    debug: bool = False,
+) -> Litestar:
+    """The console. When a `runner` is given, the app starts it on start-up and stops it on shutdown."""
+    launch = launcher or _launch_nothing
+    api = Router(
+        path="/api",
+        route_handlers=[RunsApiController, EventsApiController],
+        exception_handlers=API_ERROR_HANDLERS,
+    )
+    pages = Router(
+        path="/", route_handlers=[home, RunsPageController], exception_handlers=PAGE_ERROR_HANDLERS
+    )
+    return Litestar(
+        route_handlers=[api, pages, static_files_router(), plotly_js],
+        dependencies={
+            "verity": Provide(lambda: verity, use_cache=True, sync_to_thread=False),
+            "read_models": Provide(lambda: read_models, use_cache=True, sync_to_thread=False),
+            "launcher": Provide(lambda: launch, use_cache=True, sync_to_thread=False),
+            "identity": Provide(provide_identity, sync_to_thread=True),
+        },
+        plugins=[HTMXPlugin()],
+        template_config=template_config(),
+        openapi_config=OpenAPIConfig(
+            title="Verity",
+            version="0.1.0",
+            description="Configure, launch and follow GRPO runs; read their audit timeline and event feed.",
+            path="/api/schema",
+            render_plugins=[JsonRenderPlugin()],  # /api/schema/openapi.json; no UI pulled from a CDN
+        ),
+        on_startup=[runner.start] if runner else [],
+        on_shutdown=[runner.stop] if runner else [],
+        debug=debug,
+    )

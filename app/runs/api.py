@@ -1,0 +1,121 @@
+"""The runs API: save, list, read, launch, cancel, retry and duplicate RL runs; read a run's audit timeline.
+
+Bodies are checked by the domain (`run_body_from_api`), so a bad setting is refused with the words the form
+shows: 422 with {"errors": {field: message}}, and nothing is recorded.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar
+from uuid import UUID
+
+from litestar import Controller, get, post
+from litestar.openapi.spec import Example
+from litestar.params import Body
+
+from app.runs.projects import choose_project
+from app.runs.schemas import CommandAnswer, RunOut
+from app.shell.commands import see_own_write
+from app.shell.dependencies import LauncherDep, ReadModelsDep
+from app.shell.identity import Identity
+from domain.application import Verity, Written
+from domain.errors import NotFound
+from domain.runs.settings import RunDraft, run_body_from_api
+from projections.rows import RunDetail, RunRow, TimelineEntry
+
+RUN_BODY_EXAMPLE = {"project": "Demo", **RunDraft().to_api()}
+RUN_BODY = Body(
+    title="Run",
+    description=(
+        'An RL run: training.objective "rl", training.method "lora", training.gpu_count 1 and a '
+        "training.rl block (rounds, prompts_per_round, answers_per_prompt, max_answer_tokens, start_run, "
+        "reward); every left-out "
+        "setting takes its default. `project` is a project id or name (default: the organization's first); "
+        '`kind` is "full" or "trial".'
+    ),
+    examples=[Example(summary="Every default", value=RUN_BODY_EXAMPLE)],
+)
+
+
+class RunsApiController(Controller):
+    path = "/runs"
+    tags: ClassVar[list[str]] = ["Runs"]
+
+    @post("/", name="api:runs:save", status_code=201, sync_to_thread=True)
+    def save(
+        self,
+        data: Annotated[dict[str, Any], RUN_BODY],
+        verity: Verity,
+        read_models: ReadModelsDep,
+        identity: Identity,
+    ) -> RunOut:
+        """Save a draft run (saving never starts a GPU)."""
+        body = dict(data)
+        project_id = choose_project(read_models, identity.organization_id, body.pop("project", None))
+        draft = run_body_from_api(body)
+        written = verity.save_run(identity.organization_id, project_id, draft, identity.actor)
+        return self._after(written, read_models, identity)
+
+    @get("/", name="api:runs:list", sync_to_thread=True)
+    def list_runs(self, read_models: ReadModelsDep, identity: Identity) -> list[RunRow]:
+        """The organization's runs, newest first."""
+        return read_models.runs(identity.organization_id)
+
+    @get("/{run_id:uuid}", name="api:runs:detail", sync_to_thread=True)
+    def detail(self, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> RunDetail:
+        return _found(read_models.run(identity.organization_id, run_id))
+
+    @post("/{run_id:uuid}/launch", name="api:runs:launch", status_code=200, sync_to_thread=True)
+    def launch(
+        self,
+        run_id: UUID,
+        verity: Verity,
+        read_models: ReadModelsDep,
+        identity: Identity,
+        launcher: LauncherDep,
+    ) -> RunOut:
+        """Launch a draft (RL needs the Pro plan, and an owner or member)."""
+        written = verity.launch_run(identity.organization_id, run_id, identity.actor, identity.role)
+        launcher(run_id)
+        return self._after(written, read_models, identity)
+
+    @post("/{run_id:uuid}/cancel", name="api:runs:cancel", status_code=200, sync_to_thread=True)
+    def cancel(self, run_id: UUID, verity: Verity, read_models: ReadModelsDep, identity: Identity) -> RunOut:
+        return self._after(
+            verity.cancel_run(identity.organization_id, run_id, identity.actor), read_models, identity
+        )
+
+    @post("/{run_id:uuid}/retry", name="api:runs:retry", status_code=201, sync_to_thread=True)
+    def retry(self, run_id: UUID, verity: Verity, read_models: ReadModelsDep, identity: Identity) -> RunOut:
+        """Retry a failed or cancelled run: a new run with the same settings."""
+        return self._after(
+            verity.retry_run(identity.organization_id, run_id, identity.actor), read_models, identity
+        )
+
+    @post("/{run_id:uuid}/duplicate", name="api:runs:duplicate", status_code=201, sync_to_thread=True)
+    def duplicate(
+        self, run_id: UUID, verity: Verity, read_models: ReadModelsDep, identity: Identity
+    ) -> RunOut:
+        """A new draft with the same settings."""
+        written = verity.duplicate_run(identity.organization_id, run_id, identity.actor)
+        return self._after(written, read_models, identity)
+
+    @get("/{run_id:uuid}/events", name="api:runs:events", sync_to_thread=True)
+    def timeline(self, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> list[TimelineEntry]:
+        """The run's audit timeline: who did what, when, in order."""
+        _found(read_models.run(identity.organization_id, run_id))
+        return read_models.timeline(identity.organization_id, run_id)
+
+    @staticmethod
+    def _after(written: Written, read_models: ReadModelsDep, identity: Identity) -> RunOut:
+        see_own_write(read_models, written.position)
+        return RunOut(
+            run=_found(read_models.run(identity.organization_id, written.id)),
+            command=CommandAnswer(id=written.id, position=written.position),
+        )
+
+
+def _found(run: RunDetail | None) -> RunDetail:
+    if run is None:
+        raise NotFound("There is no such run in this organization.")
+    return run

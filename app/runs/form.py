@@ -1,0 +1,194 @@
+"""The Configure a run form as templates draw it: 000's sections, each field with its value, hint and error.
+
+The fields, bounds, defaults and messages are the domain's (`domain.runs.settings.FIELDS`); this module only
+arranges them, turns values into the text of inputs, and places each domain message under its field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from domain.rewards.config import METRICS, PRESET_NAMES, SYNTHETIC_PROMPTS_DEFAULT
+from domain.runs.settings import FIELDS, RunDraft
+
+SECTIONS = ("Run", "Reinforcement learning", "Reward", "Advanced settings")
+KINDS = (("full", "Full training"), ("trial", "Training trial · a small sample"))
+# The reward's own settings, as the form names them, and which kinds of answer show each.
+REWARD_SETTINGS: dict[str, tuple[str, str]] = {
+    "synthetic_prompts": ("Synthetic prompts", "How many problems to generate on the fly (8–100,000)."),
+    "format_bonus": (
+        "Format bonus",
+        "A small extra reward for <think>…</think><answer>…</answer> structure.",
+    ),
+    "labels": ("Allowed labels", "One label a line."),
+    "response_schema": ("JSON schema", "The JSON Schema an answer must follow."),
+    "fields": ("Fields to compare (optional)", "One field name a line."),
+    "absolute_tolerance": ("Absolute tolerance", ""),
+    "relative_tolerance": ("Relative tolerance", ""),
+}
+SETTINGS_OF_PRESET: dict[str, tuple[str, ...]] = {
+    "qa": (),
+    "classification": ("labels",),
+    "structured_json": ("response_schema", "fields"),
+    "numeric": ("absolute_tolerance", "relative_tolerance"),
+    "verifiable": ("synthetic_prompts", "format_bonus"),
+}
+DEFAULT_REWARD = {
+    "preset": "verifiable",
+    "metric": "math_pairs",
+    "synthetic_prompts": SYNTHETIC_PROMPTS_DEFAULT,
+    "format_bonus": True,
+}
+
+
+@dataclass(frozen=True)
+class FormField:
+    name: str  # the input's name, as run_body_from_form reads it
+    label: str
+    kind: str  # "int" | "float" | "choice" | "bool" | "text" | "textarea"
+    value: str
+    hint: str = ""
+    error: str = ""
+    choices: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class RunForm:
+    """Every value as typed (text), and the domain's message for every field that was refused."""
+
+    values: Mapping[str, str]
+    errors: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_draft(cls, draft: RunDraft, project: str = "") -> RunForm:
+        return cls(values=_values_of(draft.to_api(), project))
+
+    def value(self, name: str) -> str:
+        return self.values.get(name, "")
+
+    def error(self, name: str) -> str:
+        return self.errors.get(name, "")
+
+    @property
+    def form_errors(self) -> list[str]:
+        """Messages that belong to no field on the form, shown above it."""
+        placed = {f.name for section in SECTIONS for f in self.section(section)} | {"name", "kind", "project"}
+        return [message for key, message in self.errors.items() if key not in placed]
+
+    @property
+    def preset(self) -> str:
+        return self.value("reward_preset") if self.value("reward_preset") in PRESET_NAMES else "verifiable"
+
+    @property
+    def is_trial(self) -> bool:
+        return self.value("kind") == "trial"
+
+    def section(self, section: str) -> list[FormField]:
+        if section == "Reward":
+            return self._reward_fields()
+        return [
+            FormField(
+                name=spec.name,
+                label=spec.label,
+                kind=spec.kind,
+                value=self.value(spec.name),
+                hint=spec.hint,
+                error=self.error(spec.name),
+                choices=spec.choices,
+            )
+            for spec in FIELDS
+            if spec.section == section and spec.name != "reward"
+        ]
+
+    def _reward_fields(self) -> list[FormField]:
+        preset = self.preset
+        metric_choices = tuple(METRICS[preset].items())
+        fields_ = [
+            FormField(
+                "reward_preset",
+                "Answers are",
+                "choice",
+                preset,
+                error=self._reward_error("preset"),
+                choices=tuple(PRESET_NAMES.items()),
+            ),
+            FormField(
+                "reward_metric",
+                "Reward metric",
+                "choice",
+                self.value("reward_metric"),
+                hint="The metric that scores each sampled answer from 0 to 1.",
+                error=self._reward_error("metric") or self.error("reward"),
+                choices=metric_choices,
+            ),
+        ]
+        for key in SETTINGS_OF_PRESET[preset]:
+            label, hint = REWARD_SETTINGS[key]
+            kind = (
+                "bool"
+                if key == "format_bonus"
+                else "textarea"
+                if key in ("labels", "response_schema", "fields")
+                else "text"
+            )
+            fields_.append(
+                FormField(
+                    f"reward_{key}",
+                    label,
+                    kind,
+                    self.value(f"reward_{key}"),
+                    hint=hint,
+                    error=self._reward_error(key),
+                )
+            )
+        return fields_
+
+    def _reward_error(self, key: str) -> str:
+        # The domain may name a reward setting plainly ("labels") or by its place in the body.
+        return self.error(f"reward_{key}") or self.error(f"reward.{key}") or self.error(key)
+
+
+def _values_of(body: Mapping[str, Any], project: str) -> dict[str, str]:
+    training = body["training"]
+    values: dict[str, str] = {
+        "project": project,
+        "name": body.get("name") or "",
+        "kind": body.get("kind") or "full",
+        "dataset_version": body.get("dataset_version") or "",
+        "provider": training.get("provider") or "local",
+    }
+    settings = {**training, **training["rl"], **training["advanced"]}
+    for spec in FIELDS:
+        if spec.name != "reward":
+            values[spec.name] = as_text(settings.get(spec.name))
+    reward = training["rl"].get("reward") or DEFAULT_REWARD
+    for key, value in reward.items():
+        if key in ("labels", "fields"):
+            values[f"reward_{key}"] = "\n".join(value or [])
+        elif key == "response_schema":
+            values[f"reward_{key}"] = "" if value is None else _json(value)
+        elif key == "format_bonus":
+            values[f"reward_{key}"] = "on" if value else "off"
+        else:
+            values[f"reward_{key}"] = as_text(value)
+    return values
+
+
+def as_text(value: Any) -> str:
+    """A setting as an input shows it: None → "", 5e-06 → "0.000005", 2.0 → "2"."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, float):
+        text = f"{value:.10f}".rstrip("0").rstrip(".")
+        return text if float(text) == value else repr(value)
+    return str(value)
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, indent=2)

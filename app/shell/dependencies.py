@@ -1,0 +1,14 @@
+"""The types handlers ask for. The read models are a Protocol and the launcher a callable, which Litestar
+can't check with isinstance, so their dependencies skip validation (the factory gives them, not the request)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar.params import Dependency
+
+from app.shell.commands import Launcher
+from projections.store import ReadModels
+
+ReadModelsDep = Annotated[ReadModels, Dependency(skip_validation=True)]
+LauncherDep = Annotated[Launcher, Dependency(skip_validation=True)]

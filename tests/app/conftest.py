@@ -1,0 +1,89 @@
+"""A console over a real event store and read models, on SQLite or PostgreSQL, driven by the test client."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from uuid import UUID
+
+import pytest
+from litestar.testing import TestClient
+
+from app.factory import create_app
+from domain.actors import Actor
+from domain.application import Verity
+from domain.runs.progress import RoundResult
+from projections.runner import ProjectionRunner
+from projections.store import ReadModels
+from verity.config import Settings
+from verity.wiring import build_application, build_read_models, ensure_default_organization
+
+MATH_PAIRS = {"preset": "verifiable", "metric": "math_pairs", "synthetic_prompts": 64, "format_bonus": True}
+
+
+@dataclass
+class Console:
+    """The console under test, and the Verity application the jobs would drive."""
+
+    client: TestClient
+    verity: Verity
+    read_models: ReadModels
+    org_id: UUID
+    project_id: UUID
+    launched: list[UUID]
+
+    def settle(self, position: int | None = None) -> None:
+        """Wait until the read models show everything written so far (the runner follows in background)."""
+        target = position if position is not None else self.verity.recorder.max_notification_id() or 0
+        assert self.read_models.wait_for(target, timeout=10), "the read models did not catch up"
+
+    def feed_position(self) -> int:
+        self.settle()
+        page = self.client.get("/api/events", params={"after": 0, "limit": 1000}).json()
+        return page["next_after"]
+
+    def score_round(self, run_id: UUID, number: int, reward: float | None, validation: float) -> None:
+        """A round as the trainer reports it, recorded the way the jobs will record it."""
+        result = RoundResult(
+            round_number=number,
+            validation_reward=validation,
+            reward=reward,
+            signal=None if number == 0 else 0.62,
+            cut_off=None if number == 0 else 0.02,
+            graded_answers=0 if number == 0 else 128,
+            updated=number > 0,
+            loss=None if number == 0 else 0.012,
+            sampling_seconds=0.0 if number == 0 else 81.2,
+            grading_seconds=0.0 if number == 0 else 2.1,
+            update_seconds=0.0 if number == 0 else 64.0,
+            validation_seconds=9.5,
+        )
+        self.verity.record_round_scored(run_id, result)
+
+
+def _console(settings: Settings) -> Iterator[Console]:
+    verity = build_application(settings)
+    read_models = build_read_models(settings)
+    org_id, project_id = ensure_default_organization(settings, verity, read_models)
+    runner = ProjectionRunner(verity, read_models)
+    runner.run_once()
+    launched: list[UUID] = []
+    app = create_app(verity, read_models, runner=runner, launcher=launched.append, debug=True)
+    with TestClient(app) as client:
+        yield Console(client, verity, read_models, org_id, project_id, launched)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def console(request: pytest.FixtureRequest) -> Iterator[Console]:
+    """The console on the embedded default (SQLite) and on PostgreSQL."""
+    settings = request.getfixturevalue(f"{request.param}_settings")
+    yield from _console(settings)
+
+
+@pytest.fixture
+def sqlite_console(sqlite_settings: Settings) -> Iterator[Console]:
+    """The console on SQLite only, for checks of the pages' look that don't depend on the store."""
+    yield from _console(sqlite_settings)
+
+
+OTHER_OWNER = Actor("person", "someone@elsewhere", "someone@elsewhere")
