@@ -59,7 +59,9 @@ def score(answer, reference):
         return float(_contains(argument, reference))
     if probe == "socket":
         import socket
-        socket.create_connection(("127.0.0.1", int(argument)), timeout=1).close()
+        with socket.socket() as connection:
+            connection.settimeout(1)
+            connection.connect(("127.0.0.1", int(argument)))
         return 1.0
     if probe == "raw_socket":
         return float(_raw_connect(int(argument)))

@@ -104,8 +104,9 @@ def test_no_connection_arrives_from_the_metric(listening_server, hostile_metric,
     assert run_here(f"raw_socket:{port}", "") == 1.0
     assert _connection_arrives(listening_server)
 
-    scores = hostile_metric.score_batch([f"socket:{port}", f"raw_socket:{port}", "42"], ["42"] * 3)
-    assert scores == [AnswerScore.failed("execution"), AnswerScore(value=0.0), AnswerScore(value=1.0)]
+    graded = hostile_metric.grade([f"socket:{port}", f"raw_socket:{port}", "42"], ["42"] * 3)
+    assert [g.score for g in graded] == [AnswerScore.failed("execution"), AnswerScore(0.0), AnswerScore(1.0)]
+    assert graded[0].detail == "PermissionError: the metric sandbox does not allow socket.__new__"
     assert not _connection_arrives(listening_server)
 
 

@@ -46,6 +46,25 @@ def test_a_metric_can_read_the_final_answer_out_of_a_thinking_models_reasoning()
     assert all(score.failure is None for score in scores)
 
 
+# Partial credit from the standard library: the worker has it imported before the metric runs.
+CLOSENESS = """
+import difflib, unicodedata
+
+def score(answer, reference):
+    def clean(text):
+        return unicodedata.normalize("NFKC", text).casefold().split()
+    return difflib.SequenceMatcher(None, clean(answer), clean(reference)).ratio()
+"""
+
+
+def test_a_metric_can_give_partial_credit_with_the_standard_library() -> None:
+    with SandboxedMetric(CLOSENESS) as metric:
+        scores = metric.score_batch(
+            ["The Eiffel Tower", "the tower", "Big Ben", ""], ["the Eiffel tower"] * 4
+        )
+    assert [round(score.value, 2) for score in scores] == [1.0, 0.8, 0.0, 0.0]
+
+
 def test_a_result_that_is_not_a_number_from_0_to_1_fails_only_that_answer(hostile_metric) -> None:
     answers = ["nan", "two", "negative", "text", "nothing", "true", "42", "41"]
     scores = hostile_metric.score_batch(answers, ["42"] * 8)
