@@ -1,0 +1,1 @@
+"""Datasets: uploads parsed line by line into examples, and the versions that hold them."""
