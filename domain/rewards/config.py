@@ -183,7 +183,7 @@ class RewardConfig:
         if preset == "numeric":
             settings["absolute_tolerance"] = _tolerance(data.get("absolute_tolerance"), "absolute_tolerance")
             settings["relative_tolerance"] = _tolerance(data.get("relative_tolerance"), "relative_tolerance")
-        if preset == "verifiable":
+        if preset == "verifiable" and custom_metric is None:  # a custom metric gets no bonus added to it
             settings["format_bonus"] = _bool(data.get("format_bonus", True), "format_bonus")
             if metric == "math_pairs":
                 settings["synthetic_prompts"] = _synthetic_prompts(data.get("synthetic_prompts"))

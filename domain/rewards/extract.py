@@ -10,7 +10,7 @@ from decimal import Decimal, InvalidOperation
 
 # A number inside text: thousands commas allowed ("1,200"), a minus only where it is not a subtraction ("10-3"
 # ends in 3, not -3), a trailing full stop is punctuation, not a decimal point.
-_NUMBER_IN_TEXT = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?")
+_NUMBER_IN_TEXT = re.compile(r"(?<![\w.])-?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)")
 _PLAIN_NUMBER = re.compile(r"[+-]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _REASONING_SHAPE = re.compile(r"<think>.*?</think>\s*<answer>.*?</answer>", re.DOTALL)
 _ANSWER_BLOCK = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
@@ -29,8 +29,7 @@ def final_number(text: str) -> Decimal | None:
     """The last number written in the text: "so 12 + 60 = 72." → 72; None when there is none."""
     last = None
     for match in _NUMBER_IN_TEXT.finditer(text):
-        if any(ch.isdigit() for ch in match.group()):
-            last = match.group()
+        last = match.group()
     return None if last is None else _decimal(last)
 
 
