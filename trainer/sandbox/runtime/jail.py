@@ -20,6 +20,7 @@ import sys
 NOBODY = 65534
 PR_SET_NO_NEW_PRIVS = 38
 RESULT_FD = 3
+METRIC_FILENAME = "metric.py"
 MEMORY_MARKER = b'{"failure": "memory", "detail": "MemoryError"}'
 DETAIL_CHARACTERS = 300
 
@@ -53,11 +54,25 @@ def _refuse_escapes(event: str, args: tuple[object, ...]) -> None:
         raise PermissionError(f"the metric sandbox does not allow {event}")
 
 
+def _metric_line(error: BaseException) -> int | None:
+    """The last line of the metric's own code that the error passed through."""
+    line, trace = None, error.__traceback__
+    while trace is not None:
+        if trace.tb_frame.f_code.co_filename == METRIC_FILENAME:
+            line = trace.tb_lineno
+        trace = trace.tb_next
+    return line
+
+
 def _describe(error: BaseException) -> str:
+    """E.g. "KeyError at line 4: 'answer'"; before the first ": " it names no answer or reference."""
+    name = type(error).__name__
+    line = _metric_line(error)
+    where = f"{name} at line {line}" if line else name
     try:
-        text = f"{type(error).__name__}: {error}"
+        text = f"{where}: {error}"
     except Exception:  # a user exception whose __str__ fails
-        text = type(error).__name__
+        text = where
     return text[:DETAIL_CHARACTERS]
 
 
@@ -150,7 +165,7 @@ def _send(result: bytes) -> None:
 def _score_all(source: str, answers: list[str], references: list[str]) -> dict[str, object]:
     namespace: dict[str, object] = {"__name__": "metric", "__builtins__": __builtins__}
     try:
-        exec(compile(source, "metric.py", "exec"), namespace)
+        exec(compile(source, METRIC_FILENAME, "exec"), namespace)
     except MemoryError:
         raise
     except BaseException as error:
