@@ -30,7 +30,7 @@ def normalized_exact_match(answer: str, reference: str) -> AnswerScore:
 def token_f1(answer: str, reference: str) -> AnswerScore:
     """The harmonic mean of token precision and recall after normalisation.
 
-    >>> token_f1("the Eiffel tower in Paris", "Eiffel Tower").value
+    >>> token_f1("Eiffel tower, Paris", "Eiffel Tower").value
     0.8
     """
     answer_tokens = normalize_text(answer).split()
