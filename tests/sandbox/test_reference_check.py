@@ -19,14 +19,14 @@ def test_a_metric_that_scores_its_reference_passes() -> None:
     [
         (
             "def score(answer, reference)\n    return 1.0\n",
-            "The metric does not compile: expected ':' (line 1).",
+            "The metric does not compile: line 1: expected ':'.",
         ),
         (
             "def grade(answer, reference):\n    return 1.0\n",
-            "The metric does not define score(answer, reference).",
+            "The metric defines no score(answer, reference) function.",
         ),
         (
-            "import no_such_module\n",
+            "import no_such_module\n\ndef score(answer, reference):\n    return 1.0\n",
             "The metric failed to load: ModuleNotFoundError at line 1: No module named 'no_such_module'.",
         ),
         (

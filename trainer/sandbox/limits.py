@@ -1,12 +1,15 @@
 """What one batch of a custom metric may use in the sandbox.
 
-The product numbers (PRODUCT.md, "Custom metric"): a batch of up to 8 answers, 30 s and 512 MiB per batch,
-64 KiB of output. The rest are ours: a metric needs no child processes, few open files and little disk.
+The product numbers (PRODUCT.md, "Custom metric", kept in domain/rewards/custom.py): a batch of up to 8
+answers, 30 s and 512 MiB per batch, 64 KiB of output. The rest are ours: a metric needs no child processes,
+few open files and little disk.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+
+from domain.rewards.custom import BATCH_MEMORY_BYTES, BATCH_SECONDS, BATCH_SIZE, OUTPUT_BYTES
 
 MIB = 1024 * 1024
 
@@ -18,10 +21,10 @@ class SandboxLimits:
     Example: `SandboxLimits(batch_seconds=2)` keeps a test of a metric that loops forever short.
     """
 
-    batch_size: int = 8
-    batch_seconds: float = 30.0  # wall clock, and (rounded up) CPU time
-    memory_bytes: int = 512 * MIB  # address space of the child
-    output_bytes: int = 64 * 1024  # stdout and stderr together
+    batch_size: int = BATCH_SIZE
+    batch_seconds: float = BATCH_SECONDS  # wall clock, and (rounded up) CPU time
+    memory_bytes: int = BATCH_MEMORY_BYTES  # address space of the child
+    output_bytes: int = OUTPUT_BYTES  # stdout and stderr together
     open_files: int = 64
     file_bytes: int = 16 * MIB  # the largest file the metric may write
     scratch_bytes: int = 64 * MIB  # its private folder, where a tmpfs can be mounted

@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
+from domain.rewards.custom import MetricSourceInvalid, check_metric_source
 from trainer.sandbox.limits import SandboxLimits
 from trainer.sandbox.metric import SandboxedMetric
 
 LOAD_FAILURE = "the metric failed to load: "
-
-
-def _compile_problem(source: str) -> str | None:
-    """Compiling runs none of the metric's code, so the trainer may do it itself."""
-    try:
-        compile(source, "metric.py", "exec")
-    except SyntaxError as error:
-        where = f" (line {error.lineno})" if error.lineno else ""
-        return f"The metric does not compile: {error.msg}{where}."
-    except ValueError as error:  # e.g. a null byte in the source
-        return f"The metric does not compile: {error}."
-    return None
+NO_SCORE_FUNCTION = "The metric defines no score(answer, reference) function."  # as check_metric_source says
 
 
 def try_on_reference(source: str, reference: str, *, limits: SandboxLimits = SandboxLimits()) -> str | None:
@@ -28,17 +18,18 @@ def try_on_reference(source: str, reference: str, *, limits: SandboxLimits = San
     >>> try_on_reference("def score(answer, reference):\\n    return 1 / 0", "42")
     'The metric raised ZeroDivisionError at line 2 on the reference.'
     """
-    problem = _compile_problem(source)
-    if problem:
-        return problem
+    try:
+        check_metric_source(source)  # compiles and inspects it, runs none of it
+    except MetricSourceInvalid as invalid:
+        return invalid.reason
     with SandboxedMetric(source, name="reference check", limits=limits) as metric:
         (graded,) = metric.grade([reference], [reference])
     kind = graded.score.failure
     if kind is None:
         return None
     detail = graded.detail
-    if kind == "execution" and "does not define score" in detail:
-        return "The metric does not define score(answer, reference)."
+    if kind == "execution" and detail == NO_SCORE_FUNCTION:
+        return NO_SCORE_FUNCTION
     if kind == "execution" and detail.startswith(LOAD_FAILURE):
         return f"The metric failed to load: {detail.removeprefix(LOAD_FAILURE)}."
     error_name = detail.partition(": ")[0]  # e.g. "KeyError at line 4", without the message

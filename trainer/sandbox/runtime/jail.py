@@ -172,7 +172,7 @@ def _score_all(source: str, answers: list[str], references: list[str]) -> dict[s
         return {"failure": "execution", "detail": f"the metric failed to load: {_describe(error)}"}
     score = namespace.get("score")
     if not callable(score):
-        return {"failure": "execution", "detail": "the metric does not define score(answer, reference)"}
+        return {"failure": "execution", "detail": "The metric defines no score(answer, reference) function."}
     results: list[list[object]] = []
     for answer, reference in zip(answers, references, strict=True):
         try:
