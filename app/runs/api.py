@@ -86,11 +86,18 @@ class RunsApiController(Controller):
         )
 
     @post("/{run_id:uuid}/retry", name="api:runs:retry", status_code=201, sync_to_thread=True)
-    def retry(self, run_id: UUID, verity: Verity, read_models: ReadModelsDep, identity: Identity) -> RunOut:
-        """Retry a failed or cancelled run: a new run with the same settings."""
-        return self._after(
-            verity.retry_run(identity.organization_id, run_id, identity.actor), read_models, identity
-        )
+    def retry(
+        self,
+        run_id: UUID,
+        verity: Verity,
+        read_models: ReadModelsDep,
+        identity: Identity,
+        launcher: LauncherDep,
+    ) -> RunOut:
+        """Retry a failed or cancelled run: a new run with the same settings, launched at once."""
+        written = verity.retry_run(identity.organization_id, run_id, identity.actor, identity.role)
+        launcher(written.id)
+        return self._after(written, read_models, identity)
 
     @post("/{run_id:uuid}/duplicate", name="api:runs:duplicate", status_code=201, sync_to_thread=True)
     def duplicate(

@@ -1,5 +1,5 @@
 """The types handlers ask for. The read models are a Protocol and the launcher a callable, which Litestar
-can't check with isinstance, so their dependencies skip validation (the factory gives them, not the request)."""
+can't check with isinstance, so their dependencies skip validation (the factory gives them)."""
 
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ from projections.store import ReadModels
 from verity.config import Settings
 from verity.wiring import build_application, build_read_models, ensure_default_organization
 
+OWNER = Actor("person", "owner@localhost", "owner@localhost")
 MATH_PAIRS = {"preset": "verifiable", "metric": "math_pairs", "synthetic_prompts": 64, "format_bonus": True}
 
 
@@ -36,6 +37,16 @@ class Console:
         """Wait until the read models show everything written so far (the runner follows in background)."""
         target = position if position is not None else self.verity.recorder.max_notification_id() or 0
         assert self.read_models.wait_for(target, timeout=10), "the read models did not catch up"
+
+    @staticmethod
+    def rl_body(**rl: object) -> dict:
+        """An API body as the documents give it, with a Math Pairs reward (no dataset needed)."""
+        training = {"objective": "rl", "method": "lora", "gpu_count": 1, "rl": {"reward": MATH_PAIRS, **rl}}
+        return {"name": "math pairs", "training": training}
+
+    @staticmethod
+    def verity_actor() -> Actor:
+        return OWNER
 
     def feed_position(self) -> int:
         self.settle()
@@ -86,4 +97,3 @@ def sqlite_console(sqlite_settings: Settings) -> Iterator[Console]:
     yield from _console(sqlite_settings)
 
 
-OTHER_OWNER = Actor("person", "someone@elsewhere", "someone@elsewhere")
