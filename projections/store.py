@@ -24,7 +24,7 @@ from projections.rows import (
     RunRow,
     TimelineEntry,
 )
-from projections.tables import TABLE_KEYS, MemoryTables, Row, Tables
+from projections.tables import TABLE_KEYS, MemoryTables, PageBuffer, Row, Tables
 from projections.views import Event, Projection, all_projections
 
 __all__ = [
@@ -82,7 +82,8 @@ class TableReadModels:
         if not events:
             return 0
         last = events[-1].position
-        with self.tables.transaction() as tx:
+        with self.tables.transaction() as connection:
+            tx = PageBuffer(connection)
             applied = 0
             for projection in self.projections:
                 row = tx.get("projection_positions", {"name": projection.name})
@@ -94,6 +95,7 @@ class TableReadModels:
                         projection.apply(tx, event)
                         applied += 1
                 tx.upsert("projection_positions", {"name": projection.name, "log_position": last})
+            tx.flush()
         return len(events) if applied else 0
 
     def position(self) -> int:

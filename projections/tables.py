@@ -81,6 +81,10 @@ class MemoryTables:
         if row is not None:
             row.update(values)
 
+    def upsert_many(self, table: str, rows: list[Row]) -> None:
+        for row in rows:
+            self.upsert(table, row)
+
     def select(
         self,
         table: str,
@@ -133,6 +137,18 @@ class SqlTx:
             row,
         )
 
+    def upsert_many(self, table: str, rows: list[Row]) -> None:
+        """Rows with the same columns in one call (psycopg pipelines executemany)."""
+        columns = list(rows[0])
+        keys = TABLE_KEYS[table]
+        updates = ", ".join(f"{column} = excluded.{column}" for column in columns if column not in keys)
+        conflict = f"DO UPDATE SET {updates}" if updates else "DO NOTHING"
+        self.cursor.executemany(
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(self._p(c) for c in columns)}) "
+            f"ON CONFLICT ({', '.join(keys)}) {conflict}",
+            rows,
+        )
+
     def update(self, table: str, key: Row, values: Row) -> None:
         assignments = ", ".join(f"{column} = {self._p('v_' + column)}" for column in values)
         condition = " AND ".join(f"{column} = {self._p('k_' + column)}" for column in key)
@@ -161,6 +177,47 @@ class SqlTx:
             sql += f" LIMIT {int(limit)}"
         self.cursor.execute(sql, params)
         return [_as_dict(self.cursor, row) for row in self.cursor.fetchall()]
+
+
+class PageBuffer:
+    """A page's changes held in memory and written once per row at the end (`flush`), in its transaction.
+
+    A page of round events touches the same run rows a thousand times; reading and writing them once makes
+    catch-up a matter of a few statements per page instead of several per event.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self._rows: dict[tuple[str, tuple[Any, ...]], Row | None] = {}
+        self._dirty: dict[tuple[str, tuple[Any, ...]], None] = {}  # insertion-ordered set
+
+    def get(self, table: str, key: Row) -> Row | None:
+        slot = (table, _key(table, key))
+        if slot not in self._rows:
+            self._rows[slot] = self.inner.get(table, key)
+        row = self._rows[slot]
+        return dict(row) if row is not None else None
+
+    def upsert(self, table: str, row: Row) -> None:
+        slot = (table, _key(table, row))
+        self._rows[slot] = {**(self._rows.get(slot) or {}), **row}
+        self._dirty[slot] = None
+
+    def update(self, table: str, key: Row, values: Row) -> None:
+        row = self.get(table, key)
+        if row is not None:
+            self._rows[(table, _key(table, key))] = {**row, **values}
+            self._dirty[(table, _key(table, key))] = None
+
+    def flush(self) -> None:
+        groups: dict[tuple[str, tuple[str, ...]], list[Row]] = {}
+        for slot in self._dirty:
+            row = self._rows[slot]
+            if row is not None:
+                groups.setdefault((slot[0], tuple(row)), []).append(row)
+        for (table, _), rows in groups.items():
+            self.inner.upsert_many(table, rows)
+        self._dirty.clear()
 
 
 def _as_dict(cursor: Any, row: Any) -> Row:

@@ -1,0 +1,130 @@
+"""Events appended per second and projection catch-up events per second, for 10,000 round events.
+
+    .venv/bin/python bench/events.py [--events 10000] [--backend sqlite|postgres|both]
+
+Appending saves one RoundScored event per save(), as the jobs do (the run is held in memory, so no reload is
+timed). Catch-up applies the whole log from zero to every read model, a page of 1,000 events and the positions
+per transaction. PostgreSQL runs in a temporary database on 127.0.0.1:5432 unless VERITY_DATABASE_URL is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from domain.actors import Actor
+from domain.runs.progress import RoundResult
+from domain.runs.settings import run_body_from_api
+from projections.runner import ProjectionRunner
+from verity.config import PostgresSettings, Settings
+from verity.wiring import build_application, build_read_models, ensure_default_organization
+
+OWNER = Actor("person", "bench@localhost", "bench@localhost")
+TRAINER = {"kind": "system", "id": "trainer", "name": "Trainer"}
+ROUNDS_PER_RUN = 1000  # the most rounds a run may have
+
+
+@contextmanager
+def postgres_settings(data_dir: Path) -> Iterator[Settings]:
+    url = os.environ.get("VERITY_DATABASE_URL")
+    if url:
+        yield Settings(data_dir=data_dir, postgres=PostgresSettings.from_url(url))
+        return
+    import psycopg
+
+    name = f"verity_bench_{uuid.uuid4().hex[:10]}"
+    admin = "host=127.0.0.1 port=5432 user=postgres dbname=postgres"
+    with psycopg.connect(admin, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield Settings(data_dir=data_dir, postgres=PostgresSettings("127.0.0.1", 5432, name, "postgres", ""))
+    finally:
+        with psycopg.connect(admin, autocommit=True) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def result(number: int) -> RoundResult:
+    if number == 0:
+        return RoundResult(0, 0.3, validation_seconds=9.5)
+    return RoundResult(
+        number,
+        0.3 + (number % 50) / 100,
+        reward=0.41,
+        signal=0.62,
+        cut_off=0.02,
+        updated=True,
+        loss=0.012,
+        sampling_seconds=81.2,
+        grading_seconds=2.1,
+        update_seconds=64.0,
+        validation_seconds=9.5,
+        mean_answer_tokens=100.0,
+        token_entropy=0.7,
+        peak_memory_bytes=2**30,
+    )
+
+
+def bench(settings: Settings, events: int) -> tuple[float, float, int]:
+    verity = build_application(settings)
+    read_models = build_read_models(settings)
+    org_id, project_id = ensure_default_organization(settings, verity, read_models)
+    body = {
+        "training": {
+            "rl": {"rounds": ROUNDS_PER_RUN, "reward": {"preset": "verifiable", "metric": "math_pairs"}}
+        }
+    }
+    runs = []
+    for _ in range((events + ROUNDS_PER_RUN) // (ROUNDS_PER_RUN + 1)):
+        run_id = verity.save_run(org_id, project_id, run_body_from_api(body), OWNER).id
+        verity.launch_run(org_id, run_id, OWNER, "owner")
+        verity.record_preparing(run_id)
+        runs.append(verity.get_run(org_id, run_id))
+    appended = 0
+    started = time.perf_counter()
+    for run in runs:
+        for number in range(ROUNDS_PER_RUN + 1):
+            if appended == events:
+                break
+            run.score_round(result(number).to_dict(), TRAINER)
+            verity.save(run)
+            appended += 1
+    append_seconds = time.perf_counter() - started
+    total = verity.recorder.max_notification_id()
+    started = time.perf_counter()
+    caught_up = ProjectionRunner(verity, read_models).run_once()
+    catch_up_seconds = time.perf_counter() - started
+    assert caught_up == total and read_models.position() == total
+    close = getattr(read_models.tables, "close", None)
+    if close:
+        close()
+    verity.close()
+    return appended / append_seconds, caught_up / catch_up_seconds, caught_up
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=10_000)
+    parser.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="both")
+    args = parser.parse_args()
+    print(f"{'store':<10} {'appended/s':>12} {'catch-up/s':>12} {'log events':>11}")
+    with tempfile.TemporaryDirectory() as folder:
+        if args.backend in ("sqlite", "both"):
+            append, catch_up, count = bench(Settings(data_dir=Path(folder) / "sqlite"), args.events)
+            print(f"{'SQLite':<10} {append:>12,.0f} {catch_up:>12,.0f} {count:>11,}")
+        if args.backend in ("postgres", "both"):
+            with postgres_settings(Path(folder) / "postgres") as settings:
+                append, catch_up, count = bench(settings, args.events)
+            print(f"{'PostgreSQL':<10} {append:>12,.0f} {catch_up:>12,.0f} {count:>11,}")
+
+
+if __name__ == "__main__":
+    main()
