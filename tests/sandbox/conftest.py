@@ -81,7 +81,7 @@ def score(answer, reference):
     if probe == "allocate":
         hoard = []
         while True:
-            hoard.append(bytearray(16 * 1024 * 1024))
+            hoard.append(bytes(64 * 1024 * 1024))  # calloc: reserved at once, touched never, so it is quick
     if probe == "print":
         for _ in range(1000):
             print("x" * 4096)
@@ -94,6 +94,10 @@ def score(answer, reference):
         os._exit(0)
     if probe == "unprivileged":
         return float(os.getuid() != 0 and os.geteuid() != 0)
+    if probe == "write":
+        with open(argument, "w") as file:
+            file.write("left behind")
+        return 1.0
     if probe == "private_folder":
         with open("note.txt", "w") as file:
             file.write("mine")
@@ -124,9 +128,7 @@ def start_hostile_metric() -> Iterator[Callable[[], SandboxedMetric]]:
     started: list[SandboxedMetric] = []
 
     def start() -> SandboxedMetric:
-        started.append(
-            SandboxedMetric(HOSTILE_METRIC, name="hostile (v1)", limits=SandboxLimits(batch_seconds=2))
-        )
+        started.append(SandboxedMetric(HOSTILE_METRIC, name="hostile (v1)", limits=SandboxLimits(batch_seconds=2)))
         return started[-1]
 
     yield start

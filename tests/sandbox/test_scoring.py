@@ -8,7 +8,7 @@ import re
 import pytest
 
 from domain.rewards.types import AnswerScore
-from trainer.sandbox import SandboxedMetric
+from trainer.sandbox import SandboxedMetric, SandboxError
 
 EXACT_MATCH = "def score(answer, reference):\n    return float(answer.strip() == reference.strip())\n"
 
@@ -60,9 +60,7 @@ def score(answer, reference):
 
 def test_a_metric_can_give_partial_credit_with_the_standard_library() -> None:
     with SandboxedMetric(CLOSENESS) as metric:
-        scores = metric.score_batch(
-            ["The Eiffel Tower", "the tower", "Big Ben", ""], ["the Eiffel tower"] * 4
-        )
+        scores = metric.score_batch(["The Eiffel Tower", "the tower", "Big Ben", ""], ["the Eiffel tower"] * 4)
     assert [round(score.value, 2) for score in scores] == [1.0, 0.8, 0.0, 0.0]
 
 
@@ -103,3 +101,12 @@ def test_an_empty_list_needs_no_process_and_mismatched_lengths_are_refused(hosti
     assert hostile_metric.score_batch([], []) == []
     with pytest.raises(ValueError, match="1 answers but 0 references"):
         hostile_metric.score_batch(["a"], [])
+
+
+def test_a_dead_sandbox_is_an_error_of_its_own_not_a_metric_failure(hostile_metric) -> None:
+    hostile_metric._process.kill()  # as if the machine had ended the worker
+    with pytest.raises(SandboxError, match="the metric sandbox stopped"):
+        hostile_metric.score_batch(["42"], ["42"])
+    hostile_metric.close()
+    with pytest.raises(SandboxError, match="the metric sandbox is closed"):
+        hostile_metric.score_batch(["42"], ["42"])

@@ -59,9 +59,7 @@ def _graded(outcome: dict[str, Any], count: int) -> list[GradedAnswer]:
         return [GradedAnswer(AnswerScore.failed(kind), str(outcome.get("detail", "")))] * count
     scores = outcome.get("scores")
     if not isinstance(scores, list) or len(scores) != count:
-        return [
-            GradedAnswer(AnswerScore.failed("execution"), "the metric's process reported garbage")
-        ] * count
+        return [GradedAnswer(AnswerScore.failed("execution"), "the metric's process reported garbage")] * count
     graded = []
     for entry in scores:
         if isinstance(entry, list) and len(entry) == 1 and isinstance(entry[0], int | float):
@@ -72,9 +70,7 @@ def _graded(outcome: dict[str, Any], count: int) -> list[GradedAnswer]:
         if isinstance(entry, list) and len(entry) == 3 and entry[1] in ("execution", "result"):
             graded.append(GradedAnswer(AnswerScore.failed(entry[1]), str(entry[2])))
         else:
-            graded.append(
-                GradedAnswer(AnswerScore.failed("execution"), "the metric's process reported garbage")
-            )
+            graded.append(GradedAnswer(AnswerScore.failed("execution"), "the metric's process reported garbage"))
     return graded
 
 
@@ -118,9 +114,7 @@ class SandboxedMetric:
             cwd=self._scratch_root,
             env={**WORKER_ENVIRONMENT, "HOME": self._scratch_root},
         )
-        self._finalizer = weakref.finalize(
-            self, _stop_worker, self._process, self._scratch_root, self._stderr
-        )
+        self._finalizer = weakref.finalize(self, _stop_worker, self._process, self._scratch_root, self._stderr)
         setup = {"source": source, "limits": limits.as_json(), "scratch_root": self._scratch_root}
         self.isolation_layers: dict[str, str] = self._exchange(setup)["layers"]
 

@@ -19,6 +19,8 @@ MS_NOEXEC = 0x8
 MS_REC = 0x4000
 MS_PRIVATE = 0x40000
 
+SHARED_WRITABLE_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
+
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -63,7 +65,7 @@ def enter_namespaces(scratch_root: str, scratch_bytes: int) -> dict[str, str]:
         problem = _unshare(CLONE_NEWUSER)
         layers["user_namespace"] = problem or "on"
         if problem:
-            for layer in ("network_namespace", "mount_namespace", "scratch_tmpfs", "proc_hidepid"):
+            for layer in ("network_namespace", "mount_namespace", "private_tmp", "scratch_tmpfs", "proc_hidepid"):
                 layers[layer] = "needs root or a user namespace"
             return layers
         _map_own_ids()
@@ -74,12 +76,21 @@ def enter_namespaces(scratch_root: str, scratch_bytes: int) -> dict[str, str]:
     mount_problem = _unshare(CLONE_NEWNS) or _mount("none", "/", None, MS_REC | MS_PRIVATE, None)
     layers["mount_namespace"] = mount_problem or "on"
     if mount_problem:
-        layers["scratch_tmpfs"] = layers["proc_hidepid"] = "needs a mount namespace"
+        for layer in ("private_tmp", "scratch_tmpfs", "proc_hidepid"):
+            layers[layer] = "needs a mount namespace"
         return layers
+    # The host's world-writable folders are replaced by small private ones, so nothing a metric writes outlives
+    # the worker or fills the host's disk. The scratch root under /tmp is made again inside the new /tmp.
+    shared_problems = [
+        f"{folder}: {problem}"
+        for folder in SHARED_WRITABLE_FOLDERS
+        if os.path.isdir(folder)
+        and (problem := _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"size={scratch_bytes},mode=1777"))
+    ]
+    layers["private_tmp"] = "; ".join(shared_problems) or "on"
+    os.makedirs(scratch_root, mode=0o711, exist_ok=True)
     tmpfs_options = f"size={scratch_bytes},mode=0711"
-    layers["scratch_tmpfs"] = (
-        _mount("tmpfs", scratch_root, "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_options) or "on"
-    )
+    layers["scratch_tmpfs"] = _mount("tmpfs", scratch_root, "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_options) or "on"
     proc_flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
     hidepid_problem = _mount("proc", "/proc", "proc", proc_flags, "hidepid=invisible")
     if hidepid_problem:  # kernels before 5.8 know only the number
