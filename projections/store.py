@@ -83,6 +83,7 @@ class TableReadModels:
             return 0
         last = events[-1].position
         with self.tables.transaction() as connection:
+            connection.lock()  # another runner applying the same page waits, then skips what is done
             tx = PageBuffer(connection)
             applied = 0
             for projection in self.projections:
@@ -114,9 +115,7 @@ class TableReadModels:
     def dump(self) -> dict[str, list[Row]]:
         """Every row of every table, in key order: what a rebuild must reproduce."""
         return {
-            table: sorted(
-                self.tables.select(table, {}), key=lambda row, t=table: tuple(row[k] for k in TABLE_KEYS[t])
-            )
+            table: sorted(self.tables.select(table, {}), key=lambda row, t=table: tuple(row[k] for k in TABLE_KEYS[t]))
             for table in TABLE_KEYS
         }
 
@@ -207,9 +206,7 @@ class TableReadModels:
             ended=ended,
             note=stop["note"] if stop else None,
             stop_reason=stop["reason"] if stop else None,
-            stop_log_line=messages.stopped_log_line(
-                stop["reason"], stop["after_round"], total, stop["best_round"]
-            )
+            stop_log_line=messages.stopped_log_line(stop["reason"], stop["after_round"], total, stop["best_round"])
             if stop
             else None,
             kept_starting_adapter=kept,
@@ -238,9 +235,7 @@ class TableReadModels:
         rows = self.tables.select(
             "rollout_files", {"run_id": str(run_id), "org_id": str(org_id)}, order=[("round_number", True)]
         )
-        return [
-            RolloutFileRow(UUID(r["run_id"]), r["round_number"], r["path"], r["written_at"]) for r in rows
-        ]
+        return [RolloutFileRow(UUID(r["run_id"]), r["round_number"], r["path"], r["written_at"]) for r in rows]
 
     def timeline(self, org_id: UUID, run_id: UUID) -> list[TimelineEntry]:
         rows = self.tables.select(

@@ -85,6 +85,9 @@ class MemoryTables:
         for row in rows:
             self.upsert(table, row)
 
+    def lock(self) -> None:
+        """The transaction already holds the one lock."""
+
     def select(
         self,
         table: str,
@@ -113,9 +116,15 @@ class MemoryTables:
 class SqlTx:
     """One open transaction on a DB-API cursor; `mark` is the dialect's placeholder for a named parameter."""
 
-    def __init__(self, cursor: Any, mark: str) -> None:
+    def __init__(self, cursor: Any, mark: str, lock_statement: str | None = None) -> None:
         self.cursor = cursor
         self.mark = mark
+        self.lock_statement = lock_statement
+
+    def lock(self) -> None:
+        """Serialises writers of the read models (several web processes may each run a projection runner)."""
+        if self.lock_statement:
+            self.cursor.execute(self.lock_statement)
 
     def _p(self, name: str) -> str:
         return self.mark.format(name)
@@ -240,9 +249,7 @@ class SqliteTables:
     def connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute(
-            "PRAGMA synchronous=NORMAL"
-        )  # WAL + NORMAL: a crash loses no committed page's order
+        connection.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a crash loses no committed page's order
         return connection
 
     @contextmanager
@@ -300,7 +307,7 @@ class PostgresTables:
     @contextmanager
     def transaction(self) -> Iterator[SqlTx]:
         with self.pool.connection() as connection, connection.transaction(), connection.cursor() as cursor:
-            yield SqlTx(cursor, self.mark)
+            yield SqlTx(cursor, self.mark, "LOCK TABLE projection_positions IN EXCLUSIVE MODE")
 
     def select(
         self,

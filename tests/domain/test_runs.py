@@ -156,18 +156,14 @@ def test_the_reward_is_required_and_checked(world, owner, draft):
             world.verity.save_run(world.org_id, world.project_id, draft(kind, reward=reward), owner)
         return refused.value.errors
 
-    assert errors("trial", None) == {
-        "reward": "Choose a reward for RL: the metric that scores each sampled answer."
-    }
+    assert errors("trial", None) == {"reward": "Choose a reward for RL: the metric that scores each sampled answer."}
     assert "no baseline yet" in errors("full", None)["reward"]
     assert "LLM judge" in errors("full", {"preset": "qa", "metric": "llm_judge"})["reward"]
     run = world.verity.get_run(world.org_id, world.saved(reward={"preset": "qa", "metric": "token_f1"}))
     assert run.settings["training"]["rl"]["reward"]["labels"] == []  # a saved run holds the full reward
 
 
-def test_start_from_must_be_a_finished_full_run_with_an_adapter_and_inherits_its_adapter_shape(
-    world, owner, draft
-):
+def test_start_from_must_be_a_finished_full_run_with_an_adapter_and_inherits_its_adapter_shape(world, owner, draft):
     source = world.adapter_ready(lora_rank=8, lora_alpha=16)
     run = world.verity.get_run(world.org_id, world.saved(start_run=str(source)))
     assert run.settings["training"]["advanced"]["lora_rank"] == 8
@@ -191,8 +187,7 @@ def test_a_stop_keeps_the_best_adapter_so_far_and_has_no_retry(world, owner, sco
     run = v.get_run(world.org_id, run_id)
     assert (run.status, run.stop["after_round"], run.stop["best_round"]) == ("Saving adapter", 0, 0)
     assert (
-        messages.stopped_line("out_of_memory", 0, 20, 0)
-        == "Stopped after round 0 of 20: out of memory · best round 0"
+        messages.stopped_line("out_of_memory", 0, 20, 0) == "Stopped after round 0 of 20: out of memory · best round 0"
     )
     v.record_adapter_ready(run_id, 0, "runs/a", "c" * 64, 5)
     with pytest.raises(IllegalTransition, match="no Retry"):
@@ -266,3 +261,40 @@ def test_two_writers_of_one_run_never_both_win(world, scored):
     with pytest.raises(ConcurrentChange):
         v._save(second)
     assert v.get_run(None, run_id).status == "Cancelled"
+
+
+def test_the_words_of_a_round_and_of_a_stop():
+    result = {
+        "round_number": 3,
+        "reward": 0.41,
+        "signal": 0.62,
+        "cut_off": 0.02,
+        "metric_failures": 1,
+        "updated": False,
+        "loss": 0.012,
+        "validation_reward": 0.47,
+        "sampling_seconds": 81.2,
+        "grading_seconds": 2.1,
+        "update_seconds": 64.0,
+        "validation_seconds": 9.5,
+    }
+    assert messages.round_log_line(result, 20, 3) == (
+        "Round 3 of 20: reward 0.4100, signal 62%, cut off 2%, 1 metric failure, not updated, loss 0.0120, "
+        "validation reward 0.4700 (best round 3); seconds: sampling 81.2, grading 2.1, update 64.0, validation 9.5."
+    )
+    assert messages.metric_failures_note("exact_year", 3, 9, 64, 4, ["execution", "result"]) == (
+        "Custom metric exact_year (v3) failed on 9 of 64 answers in round 4: execution, result. "
+        "Make it handle any text."
+    )
+    assert messages.training_memory_note(1, 512) == (
+        "Training on a micro batch of 1 answers of up to 512 tokens does not fit in this GPU's memory. Choose a GPU "
+        "with more memory or a shorter longest sampled answer."
+    )
+    assert ", a smaller micro batch size or" in messages.training_memory_note(4, 512)
+    assert messages.sampling_memory_note(8, 512) == (
+        "Sampling 8 answers of up to 512 tokens does not fit in this GPU's memory. Choose a GPU with more memory, "
+        "fewer answers per prompt or a shorter longest sampled answer."
+    )
+    assert messages.stopped_log_line("out_of_memory", 4, 20, 2) == (
+        "RL stopped (out_of_memory) after round 4 of 20; best round 2."
+    )
