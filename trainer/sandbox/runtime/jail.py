@@ -109,7 +109,7 @@ def _drop_capabilities() -> None:
     libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 
 
-def _drop_user(scratch_dir: str) -> None:
+def _drop_user() -> None:
     if os.geteuid() == 0:
         os.setgroups([])
         os.setgid(NOBODY)
@@ -198,7 +198,7 @@ def run_batch(
     try:
         _prepare_process(scratch_dir, output_fd, result_fd)
         _set_limits(limits)
-        _drop_user(scratch_dir)
+        _drop_user()
         sys.addaudithook(_refuse_escapes)
         outcome = _score_all(source, answers, references)
         for stream in (sys.stdout, sys.stderr):
