@@ -33,9 +33,7 @@ class RunRow:
     project_id: UUID
     name: str
     kind: str  # "full" | "trial"
-    state: (
-        str  # draft, queued, preparing, training, saving_adapter, adapter_ready, completed, failed, cancelled
-    )
+    state: str  # draft, queued, preparing, training, saving_adapter, adapter_ready, completed, failed, cancelled
     status_line: str  # "Training · round 3 / 20"
     rounds_total: int
     rounds_done: int  # rounds after round 0 that were scored

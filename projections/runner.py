@@ -103,9 +103,7 @@ class ProjectionRunner:
                     if self._stopping.is_set():
                         return
                     for notification in subscription:
-                        if (
-                            notification.id > reached
-                        ):  # the rest of a page already applied is skipped for free
+                        if notification.id > reached:  # the rest of a page already applied is skipped for free
                             self._safely_run_once()
                             reached = self.read_models.position()
                         if self._stopping.is_set():

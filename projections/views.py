@@ -271,9 +271,7 @@ class RunDetails(RunStates):
             "Run.Edited": self._edited,
             "Run.Launched": lambda tx, e: self._state(tx, e, "queued", launched_at=e.time),
             "Run.Stopped": self._stopped,
-            "Run.Failed": lambda tx, e: self._state(
-                tx, e, "failed", failure=e.data["message"], ended_at=e.time
-            ),
+            "Run.Failed": lambda tx, e: self._state(tx, e, "failed", failure=e.data["message"], ended_at=e.time),
             "Run.AdapterReady": lambda tx, e: self._state(
                 tx, e, "adapter_ready", adapter_json=json.dumps(_adapter(e.data))
             ),
@@ -458,10 +456,7 @@ def sentence(e: Event, who: str, total_rounds: int) -> str:
         case "Preparing":
             return f"{who} started preparing the run: GPU, model and data."
         case "RoundScored" if data["result"]["round_number"] == 0:
-            return (
-                f"Round 0 scored the starting adapter: validation reward "
-                f"{data['result']['validation_reward']:.4f}."
-            )
+            return f"Round 0 scored the starting adapter: validation reward {data['result']['validation_reward']:.4f}."
         case "RoundScored":
             result = data["result"]
             return (
@@ -469,9 +464,7 @@ def sentence(e: Event, who: str, total_rounds: int) -> str:
                 f"validation reward {result['validation_reward']:.4f} (best round {data['best_round']})."
             )
         case "Stopped":
-            line = messages.stopped_line(
-                data["reason"], data["after_round"], total_rounds, data["best_round"]
-            )
+            line = messages.stopped_line(data["reason"], data["after_round"], total_rounds, data["best_round"])
             return f"{line}. {data['note']}".strip()
         case "SavingAdapter":
             return f"{who} finished training and is saving the adapter."
@@ -490,11 +483,7 @@ def sentence(e: Event, who: str, total_rounds: int) -> str:
             return f"{who} retried the run as run {str(data['new_run_id'])[:8]}."
         case "TrialReported":
             finished = data["report"].get("finished")
-            return (
-                "The trial reported its measures."
-                if finished
-                else "The trial reported that it did not finish."
-            )
+            return "The trial reported its measures." if finished else "The trial reported that it did not finish."
     return f"{who}: {e.type}."
 
 

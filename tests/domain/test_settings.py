@@ -137,18 +137,14 @@ def test_the_longest_answer_must_fit_in_the_training_window():
 
 
 def test_rl_locks_the_method_and_one_gpu_and_every_bad_field_is_reported_at_once():
-    errors = refusal(
-        {"training": {"objective": "sft", "method": "full", "gpu_count": 2, "rl": {"rounds": 0}}}
-    )
+    errors = refusal({"training": {"objective": "sft", "method": "full", "gpu_count": 2, "rl": {"rounds": 0}}})
     assert errors == {
         "objective": 'Only RL runs are configured here: training.objective must be "rl".',
         "method": 'RL trains a LoRA adapter: training.method must be "lora".',
         "gpu_count": "RL trains on one GPU: training.gpu_count must be 1.",
         "rounds": "Rounds must be a whole number from 1 to 1,000.",
     }
-    assert refusal({"kind": "sample"}) == {
-        "kind": "Run must be Full training or Training trial · a small sample."
-    }
+    assert refusal({"kind": "sample"}) == {"kind": "Run must be Full training or Training trial · a small sample."}
 
 
 def test_the_form_reads_numbers_with_thousands_separators_and_the_reward_fields():
@@ -180,6 +176,5 @@ def test_a_trial_runs_one_round_on_at_most_eight_prompts_within_its_minutes():
     )
     short = trial.with_values(time_limit_hours=0.25)
     assert (
-        trial_confirmation(short)
-        == "A trial: one round on up to 8 prompts and 15 minutes, then the GPU is released."
+        trial_confirmation(short) == "A trial: one round on up to 8 prompts and 15 minutes, then the GPU is released."
     )
