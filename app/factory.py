@@ -17,7 +17,7 @@ from litestar.plugins.htmx import HTMXPlugin
 from app.events.api import EventsApiController
 from app.runs.api import RunsApiController
 from app.runs.pages import RunsPageController
-from app.shell.commands import Launcher
+from app.shell.commands import Launcher, OwnWrites
 from app.shell.errors import API_ERROR_HANDLERS, PAGE_ERROR_HANDLERS
 from app.shell.identity import provide_identity
 from app.shell.pages import home
@@ -42,20 +42,20 @@ def create_app(
 ) -> Litestar:
     """The console. When a `runner` is given, the app starts it on start-up and stops it on shutdown."""
     launch = launcher or _launch_nothing
+    own_writes = OwnWrites(read_models, runner)
     api = Router(
         path="/api",
         route_handlers=[RunsApiController, EventsApiController],
         exception_handlers=API_ERROR_HANDLERS,
     )
-    pages = Router(
-        path="/", route_handlers=[home, RunsPageController], exception_handlers=PAGE_ERROR_HANDLERS
-    )
+    pages = Router(path="/", route_handlers=[home, RunsPageController], exception_handlers=PAGE_ERROR_HANDLERS)
     return Litestar(
         route_handlers=[api, pages, static_files_router(), plotly_js],
         dependencies={
             "verity": Provide(lambda: verity, use_cache=True, sync_to_thread=False),
             "read_models": Provide(lambda: read_models, use_cache=True, sync_to_thread=False),
             "launcher": Provide(lambda: launch, use_cache=True, sync_to_thread=False),
+            "own_writes": Provide(lambda: own_writes, use_cache=True, sync_to_thread=False),
             "identity": Provide(provide_identity, sync_to_thread=True),
         },
         plugins=[HTMXPlugin()],

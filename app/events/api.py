@@ -32,9 +32,7 @@ class EventsApiController(Controller):
         self,
         read_models: ReadModelsDep,
         identity: Identity,
-        after: Annotated[
-            int, Parameter(ge=0, description="The last position already read (0 for the start).")
-        ] = 0,
+        after: Annotated[int, Parameter(ge=0, description="The last position already read (0 for the start).")] = 0,
         limit: Annotated[int, Parameter(ge=1, le=MAX_PAGE, description="At most this many events.")] = 100,
     ) -> FeedPage:
         events = read_models.feed(identity.organization_id, after=after, limit=limit)

@@ -15,13 +15,14 @@ from litestar.params import Body
 
 from app.runs.projects import choose_project
 from app.runs.schemas import CommandAnswer, RunOut
-from app.shell.commands import see_own_write
-from app.shell.dependencies import LauncherDep, ReadModelsDep
+from app.shell.commands import OwnWrites
+from app.shell.dependencies import LauncherDep, OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
 from domain.application import Verity, Written
 from domain.errors import NotFound
 from domain.runs.settings import RunDraft, run_body_from_api
 from projections.rows import RunDetail, RunRow, TimelineEntry
+from projections.store import ReadModels
 
 RUN_BODY_EXAMPLE = {"project": "Demo", **RunDraft().to_api()}
 RUN_BODY = Body(
@@ -46,6 +47,7 @@ class RunsApiController(Controller):
         self,
         data: Annotated[dict[str, Any], RUN_BODY],
         verity: Verity,
+        own_writes: OwnWritesDep,
         read_models: ReadModelsDep,
         identity: Identity,
     ) -> RunOut:
@@ -54,7 +56,7 @@ class RunsApiController(Controller):
         project_id = choose_project(read_models, identity.organization_id, body.pop("project", None))
         draft = run_body_from_api(body)
         written = verity.save_run(identity.organization_id, project_id, draft, identity.actor)
-        return self._after(written, read_models, identity)
+        return self._after(own_writes, written, read_models, identity)
 
     @get("/", name="api:runs:list", sync_to_thread=True)
     def list_runs(self, read_models: ReadModelsDep, identity: Identity) -> list[RunRow]:
@@ -70,6 +72,7 @@ class RunsApiController(Controller):
         self,
         run_id: UUID,
         verity: Verity,
+        own_writes: OwnWritesDep,
         read_models: ReadModelsDep,
         identity: Identity,
         launcher: LauncherDep,
@@ -77,12 +80,14 @@ class RunsApiController(Controller):
         """Launch a draft (RL needs the Pro plan, and an owner or member)."""
         written = verity.launch_run(identity.organization_id, run_id, identity.actor, identity.role)
         launcher(run_id)
-        return self._after(written, read_models, identity)
+        return self._after(own_writes, written, read_models, identity)
 
     @post("/{run_id:uuid}/cancel", name="api:runs:cancel", status_code=200, sync_to_thread=True)
-    def cancel(self, run_id: UUID, verity: Verity, read_models: ReadModelsDep, identity: Identity) -> RunOut:
+    def cancel(
+        self, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, read_models: ReadModelsDep, identity: Identity
+    ) -> RunOut:
         return self._after(
-            verity.cancel_run(identity.organization_id, run_id, identity.actor), read_models, identity
+            own_writes, verity.cancel_run(identity.organization_id, run_id, identity.actor), read_models, identity
         )
 
     @post("/{run_id:uuid}/retry", name="api:runs:retry", status_code=201, sync_to_thread=True)
@@ -90,6 +95,7 @@ class RunsApiController(Controller):
         self,
         run_id: UUID,
         verity: Verity,
+        own_writes: OwnWritesDep,
         read_models: ReadModelsDep,
         identity: Identity,
         launcher: LauncherDep,
@@ -97,15 +103,15 @@ class RunsApiController(Controller):
         """Retry a failed or cancelled run: a new run with the same settings, launched at once."""
         written = verity.retry_run(identity.organization_id, run_id, identity.actor, identity.role)
         launcher(written.id)
-        return self._after(written, read_models, identity)
+        return self._after(own_writes, written, read_models, identity)
 
     @post("/{run_id:uuid}/duplicate", name="api:runs:duplicate", status_code=201, sync_to_thread=True)
     def duplicate(
-        self, run_id: UUID, verity: Verity, read_models: ReadModelsDep, identity: Identity
+        self, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, read_models: ReadModelsDep, identity: Identity
     ) -> RunOut:
         """A new draft with the same settings."""
         written = verity.duplicate_run(identity.organization_id, run_id, identity.actor)
-        return self._after(written, read_models, identity)
+        return self._after(own_writes, written, read_models, identity)
 
     @get("/{run_id:uuid}/events", name="api:runs:events", sync_to_thread=True)
     def timeline(self, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> list[TimelineEntry]:
@@ -114,8 +120,8 @@ class RunsApiController(Controller):
         return read_models.timeline(identity.organization_id, run_id)
 
     @staticmethod
-    def _after(written: Written, read_models: ReadModelsDep, identity: Identity) -> RunOut:
-        see_own_write(read_models, written.position)
+    def _after(own_writes: OwnWrites, written: Written, read_models: ReadModels, identity: Identity) -> RunOut:
+        own_writes.see(written.position)
         return RunOut(
             run=_found(read_models.run(identity.organization_id, written.id)),
             command=CommandAnswer(id=written.id, position=written.position),

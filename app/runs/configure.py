@@ -84,9 +84,7 @@ def summary_context(
 
 
 def training_summary(form: RunForm, projects: list[Any]) -> TrainingSummary:
-    project = next(
-        (p for p in projects if str(p.id) == form.value("project")), projects[0] if projects else None
-    )
+    project = next((p for p in projects if str(p.id) == form.value("project")), projects[0] if projects else None)
     trial = form.is_trial
     rows = [
         ("Method", "RL · GRPO on LoRA"),

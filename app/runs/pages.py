@@ -19,8 +19,8 @@ from litestar.response import Redirect, Template
 from app.runs.configure import configure_context, form_from_submission, summary_context
 from app.runs.projects import choose_project
 from app.runs.view import run_page_context
-from app.shell.commands import see_own_write
-from app.shell.dependencies import LauncherDep, ReadModelsDep
+from app.shell.commands import OwnWrites
+from app.shell.dependencies import LauncherDep, OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
 from domain.application import Verity
 from domain.errors import NotFound, SettingsInvalid
@@ -47,9 +47,7 @@ class RunsPageController(Controller):
 
     # --- Configure a run ------------------------------------------------------------------------------------
     @get("/new", name="runs:configure", sync_to_thread=True)
-    def configure(
-        self, read_models: ReadModelsDep, identity: Identity, from_run: UUID | None = None
-    ) -> Template:
+    def configure(self, read_models: ReadModelsDep, identity: Identity, from_run: UUID | None = None) -> Template:
         """The form with every default, or with another run's settings (Configure the full run, Duplicate)."""
         draft = RunDraft(kind="full")
         if from_run is not None:
@@ -62,6 +60,7 @@ class RunsPageController(Controller):
         self,
         data: Annotated[dict[str, str], FORM],
         verity: Verity,
+        own_writes: OwnWritesDep,
         read_models: ReadModelsDep,
         identity: Identity,
     ) -> Template | Redirect:
@@ -74,7 +73,7 @@ class RunsPageController(Controller):
         except SettingsInvalid as refused:
             context = configure_context(read_models, identity, values=submitted, errors=refused.errors)
             return Template("runs/configure.html", context=context, status_code=422)
-        see_own_write(read_models, written.position)
+        own_writes.see(written.position)
         return Redirect(path=f"/runs/{written.id}", status_code=303)
 
     @post("/summary", name="runs:training-summary", sync_to_thread=True)
@@ -93,33 +92,23 @@ class RunsPageController(Controller):
 
     # --- the run page and its parts -------------------------------------------------------------------------
     @get("/{run_id:uuid}", name="runs:detail", sync_to_thread=True)
-    def detail(
-        self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity
-    ) -> Template:
+    def detail(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Template:
         return _run_page(request, read_models, identity, run_id, part="overview", tab="overview")
 
     @get("/{run_id:uuid}/timeline", name="runs:timeline", sync_to_thread=True)
-    def timeline(
-        self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity
-    ) -> Template:
+    def timeline(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Template:
         return _run_page(request, read_models, identity, run_id, part="timeline", tab="timeline")
 
     @get("/{run_id:uuid}/status", name="runs:status", sync_to_thread=True)
-    def status(
-        self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity
-    ) -> Template:
+    def status(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Template:
         return _run_page(request, read_models, identity, run_id, part="status", tab="overview")
 
     @get("/{run_id:uuid}/summary", name="runs:summary", sync_to_thread=True)
-    def summary(
-        self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity
-    ) -> Template:
+    def summary(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Template:
         return _run_page(request, read_models, identity, run_id, part="summary", tab="overview")
 
     @get("/{run_id:uuid}/rounds", name="runs:rounds", sync_to_thread=True)
-    def rounds(
-        self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity
-    ) -> Template:
+    def rounds(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Template:
         return _run_page(request, read_models, identity, run_id, part="rounds", tab="overview")
 
     # --- commands from the run page -------------------------------------------------------------------------
@@ -128,40 +117,42 @@ class RunsPageController(Controller):
         self,
         run_id: UUID,
         verity: Verity,
+        own_writes: OwnWritesDep,
         read_models: ReadModelsDep,
         identity: Identity,
         launcher: LauncherDep,
     ) -> Redirect:
         written = verity.launch_run(identity.organization_id, run_id, identity.actor, identity.role)
         launcher(run_id)
-        return _to_run(read_models, written.id, written.position)
+        return _to_run(own_writes, written.id, written.position)
 
     @post("/{run_id:uuid}/cancel", name="runs:cancel", sync_to_thread=True)
     def cancel(
-        self, run_id: UUID, verity: Verity, read_models: ReadModelsDep, identity: Identity
+        self, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, read_models: ReadModelsDep, identity: Identity
     ) -> Redirect:
         written = verity.cancel_run(identity.organization_id, run_id, identity.actor)
-        return _to_run(read_models, written.id, written.position)
+        return _to_run(own_writes, written.id, written.position)
 
     @post("/{run_id:uuid}/retry", name="runs:retry", sync_to_thread=True)
     def retry(
         self,
         run_id: UUID,
         verity: Verity,
+        own_writes: OwnWritesDep,
         read_models: ReadModelsDep,
         identity: Identity,
         launcher: LauncherDep,
     ) -> Redirect:
         written = verity.retry_run(identity.organization_id, run_id, identity.actor, identity.role)
         launcher(written.id)
-        return _to_run(read_models, written.id, written.position)
+        return _to_run(own_writes, written.id, written.position)
 
     @post("/{run_id:uuid}/duplicate", name="runs:duplicate", sync_to_thread=True)
     def duplicate(
-        self, run_id: UUID, verity: Verity, read_models: ReadModelsDep, identity: Identity
+        self, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, read_models: ReadModelsDep, identity: Identity
     ) -> Redirect:
         written = verity.duplicate_run(identity.organization_id, run_id, identity.actor)
-        return _to_run(read_models, written.id, written.position)
+        return _to_run(own_writes, written.id, written.position)
 
 
 def _run_page(
@@ -180,8 +171,8 @@ def wants_fragment(request: HTMXRequest) -> bool:
     return bool(request.htmx) and not request.htmx.history_restore_request
 
 
-def _to_run(read_models: ReadModelsDep, run_id: UUID, position: int) -> Redirect:
-    see_own_write(read_models, position)
+def _to_run(own_writes: OwnWrites, run_id: UUID, position: int) -> Redirect:
+    own_writes.see(position)
     return Redirect(path=f"/runs/{run_id}", status_code=303)
 
 

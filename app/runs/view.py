@@ -27,9 +27,7 @@ def is_live(run: RunDetail, now: datetime | None = None) -> bool:
     return False
 
 
-def run_page_context(
-    read_models: ReadModels, identity: Identity, run: RunDetail, *, tab: str
-) -> dict[str, Any]:
+def run_page_context(read_models: ReadModels, identity: Identity, run: RunDetail, *, tab: str) -> dict[str, Any]:
     rounds = read_models.rounds(identity.organization_id, run.id)
     return {
         "run": run,

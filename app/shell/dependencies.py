@@ -7,8 +7,9 @@ from typing import Annotated
 
 from litestar.params import Dependency
 
-from app.shell.commands import Launcher
+from app.shell.commands import Launcher, OwnWrites
 from projections.store import ReadModels
 
 ReadModelsDep = Annotated[ReadModels, Dependency(skip_validation=True)]
 LauncherDep = Annotated[Launcher, Dependency(skip_validation=True)]
+OwnWritesDep = Annotated[OwnWrites, Dependency(skip_validation=True)]

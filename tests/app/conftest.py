@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from uuid import UUID
 
+import httpx
 import pytest
 from litestar.testing import TestClient
 
@@ -97,3 +103,40 @@ def sqlite_console(sqlite_settings: Settings) -> Iterator[Console]:
     yield from _console(sqlite_settings)
 
 
+@dataclass
+class Served:
+    """`verity serve` running in its own process on a free port."""
+
+    url: str
+    process: subprocess.Popen
+
+
+@pytest.fixture
+def served(tmp_path) -> Iterator[Served]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "VERITY_DATA_DIR": str(tmp_path / "data")}
+    env.pop("VERITY_DATABASE_URL", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "verity.cli", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{url}/api/runs", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"verity serve did not start: {process.stderr.read().decode()[-2000:]}")
+            time.sleep(0.2)
+        yield Served(url, process)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

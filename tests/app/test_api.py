@@ -40,7 +40,12 @@ def test_a_run_saved_launched_and_trained_shows_in_the_list_timeline_and_feed(co
 
     timeline = console.client.get(f"/api/runs/{run_id}/events").json()
     assert [entry["event_type"] for entry in timeline] == [
-        "Saved", "Launched", "Preparing", "RoundScored", "RoundScored", "RoundScored"
+        "Saved",
+        "Launched",
+        "Preparing",
+        "RoundScored",
+        "RoundScored",
+        "RoundScored",
     ]
     assert timeline[0]["actor_name"] == "owner@localhost"
 
@@ -76,9 +81,7 @@ def test_an_invalid_setting_is_refused_with_the_forms_words_and_records_nothing(
     }
     wrong_method = console.client.post("/api/runs", json={"training": {"objective": "rl", "method": "full"}})
     assert wrong_method.status_code == 422
-    assert wrong_method.json()["errors"]["method"] == (
-        'RL trains a LoRA adapter: training.method must be "lora".'
-    )
+    assert wrong_method.json()["errors"]["method"] == ('RL trains a LoRA adapter: training.method must be "lora".')
     no_such_project = console.client.post("/api/runs", json={**console.rl_body(), "project": "Nope"})
     assert no_such_project.status_code == 422
     assert console.feed_position() == before
@@ -120,7 +123,14 @@ def test_cancel_retry_and_duplicate_make_the_runs_the_documents_describe(console
 
 def test_the_openapi_schema_documents_the_api(console: Console) -> None:
     schema = console.client.get("/api/schema/openapi.json").json()
-    assert {"/api/runs", "/api/runs/{run_id}", "/api/runs/{run_id}/launch", "/api/runs/{run_id}/cancel",
-            "/api/runs/{run_id}/retry", "/api/runs/{run_id}/duplicate", "/api/runs/{run_id}/events",
-            "/api/events"} <= set(schema["paths"])
+    assert {
+        "/api/runs",
+        "/api/runs/{run_id}",
+        "/api/runs/{run_id}/launch",
+        "/api/runs/{run_id}/cancel",
+        "/api/runs/{run_id}/retry",
+        "/api/runs/{run_id}/duplicate",
+        "/api/runs/{run_id}/events",
+        "/api/events",
+    } <= set(schema["paths"])
     assert not any(path.startswith("/runs") for path in schema["paths"])  # pages are not API

@@ -41,7 +41,7 @@ def test_the_configure_form_shows_every_setting_with_its_default_and_locked_fiel
     assert re.search(r'name="learning_rate" value="0.000005"', html)
     for section in ("Training objective", "Run", "Reinforcement learning", "Reward", "Advanced settings"):
         assert f"<legend>{section}</legend>" in html
-    assert "Training method <span class=\"lock\">locked</span>" in html
+    assert 'Training method <span class="lock">locked</span>' in html
     assert 'value="LoRA" readonly' in html
     assert "Training Summary" in html and "Saving a run never starts a GPU." in html
 

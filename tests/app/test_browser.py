@@ -1,0 +1,65 @@
+"""Smoke test in headless Chromium: the run page of a live run and the Configure form load and refresh with no
+console errors (htmx, plotly.js and our scripts all come from the app itself)."""
+
+from __future__ import annotations
+
+import shutil
+from typing import TYPE_CHECKING
+
+import httpx
+import pytest
+
+if TYPE_CHECKING:
+    from conftest import Served
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed (make browser)"),
+]
+
+
+def test_the_run_page_and_the_form_load_without_console_errors(served: Served) -> None:
+    from playwright.sync_api import sync_playwright
+
+    body = {"name": "in the browser", "training": {"rl": {"rounds": 5}}, "kind": "trial"}
+    body["training"]["rl"]["reward"] = {"preset": "verifiable", "metric": "math_pairs"}
+    run_id = httpx.post(f"{served.url}/api/runs", json=body).json()["run"]["id"]
+    assert httpx.post(f"{served.url}/api/runs/{run_id}/launch").status_code == 200
+
+    problems: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page()
+        page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+        page.on("pageerror", lambda error: problems.append(str(error)))
+        page.on("requestfailed", lambda request: problems.append(f"{request.url}: {request.failure}"))
+
+        page.goto(f"{served.url}/runs/{run_id}")
+        assert page.locator("#run-status .badge").inner_text().strip() == "Queued"
+        with page.expect_response(lambda response: response.url.endswith(f"/runs/{run_id}/status")):
+            pass  # the live status line polls every 2 s
+        page.click("text=Timeline")
+        page.wait_for_selector(".timeline li")
+
+        page.goto(f"{served.url}/runs/new")
+        with page.expect_response(lambda response: response.url.endswith("/runs/summary")):
+            page.fill("#input-rounds", "0")
+            page.press("#input-rounds", "Tab")
+        page.wait_for_selector("#error-rounds:has-text('Rounds must be a whole number')")
+        page.fill("#input-rounds", "3")
+        page.click("text=Save training draft")  # the form still submits as a plain form
+        page.wait_for_url(f"{served.url}/runs/*-*")
+        assert page.locator("#run-status .badge").inner_text().strip() == "Draft"
+        browser.close()
+    assert problems == []
