@@ -1,0 +1,78 @@
+"""Fixtures of the trainer's tests: the tiny model (built once, cached at the repo root), a toy grader, specs."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from domain.rewards.types import AnswerScore
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TINY_MODEL_SEED = 0
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir() -> Path:
+    """The tiny model of seed 0, built once per recipe version and kept under .tiny-model/ (git-ignored)."""
+    from trainer.tiny_model import TINY_MODEL_VERSION, build_tiny_model
+
+    target = REPO_ROOT / ".tiny-model" / f"v{TINY_MODEL_VERSION}-seed{TINY_MODEL_SEED}"
+    if not (target / "tiny_model.json").exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        building = Path(tempfile.mkdtemp(dir=target.parent, prefix=".building-"))
+        build_tiny_model(building, seed=TINY_MODEL_SEED)
+        try:
+            os.rename(building, target)  # atomic: a half-built model is never taken for a built one
+        except OSError:
+            shutil.rmtree(building, ignore_errors=True)  # another session built it first
+    return target
+
+
+class FinalNumberGrader:
+    """A toy reward for tests: 1 when the answer's last number equals the reference, else 0."""
+
+    label = "Final number · test"
+
+    def score_batch(self, answers: Sequence[str], references: Sequence[str]) -> list[AnswerScore]:
+        scores = []
+        for answer, reference in zip(answers, references, strict=True):
+            numbers = re.findall(r"-?\d+", answer)
+            scores.append(AnswerScore(value=1.0 if numbers and numbers[-1] == reference.strip() else 0.0))
+        return scores
+
+
+@pytest.fixture
+def final_number_grader() -> FinalNumberGrader:
+    return FinalNumberGrader()
+
+
+def make_spec(model_dir: Path, storage: str, **settings):
+    """A small run on the tiny model's Math Pairs task; `settings` override the RL settings."""
+    from trainer.spec import RunSpec
+    from trainer.tiny_model import math_pairs_rows
+
+    values = {
+        "run_id": "run-1",
+        "model": {"path_or_id": str(model_dir)},
+        "reward": {"config": {"preset": "verifiable", "metric": "math_pairs", "format_bonus": False}},
+        "train_rows": math_pairs_rows(seed=11, count=1024),
+        "validation_rows": math_pairs_rows(seed=12, count=64),
+        "storage": {"location": storage},
+        "deadline": 4_102_444_800,  # 2100: no time limit in play
+        "rounds": 4,
+        "prompts_per_round": 8,
+        "answers_per_prompt": 8,
+        "max_answer_tokens": 8,
+        "learning_rate": 5e-4,
+        "micro_batch_size": 32,
+        "training_window": 128,
+        "seed": 0,
+    }
+    values.update(settings)
+    return RunSpec.from_dict(values)

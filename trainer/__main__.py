@@ -1,0 +1,40 @@
+"""`python -m trainer run SPEC.json` and `python -m trainer tiny-model build --out DIR --seed N`.
+
+stdout carries progress records only (one JSON line each); logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m trainer")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run_parser = commands.add_parser("run", help="do the RL run a spec describes")
+    run_parser.add_argument("spec", help="path of the run spec (JSON)")
+    tiny = commands.add_parser("tiny-model", help="the project's own tiny model")
+    tiny_commands = tiny.add_subparsers(dest="tiny_command", required=True)
+    build = tiny_commands.add_parser("build", help="build and warm-start the tiny model, with no download")
+    build.add_argument("--out", required=True)
+    build.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+
+    if args.command == "tiny-model":
+        from trainer.tiny_model import build_tiny_model
+
+        facts = build_tiny_model(args.out, seed=args.seed)
+        logging.getLogger("trainer").info("tiny model built in %s: %s", args.out, json.dumps(facts))
+        return 0
+
+    from trainer.loop import run_from_file
+
+    return run_from_file(args.spec)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,179 @@
+"""Progress records: what the trainer tells its supervisor, one JSON object per line on stdout.
+
+Every record has a `type`. In the order a run writes them:
+
+- `prepared`: the rows fit, the reward works, the model is loaded.
+- `round_scored`: round 0 (validation only), then one per finished round.
+- `stopped`: the run ended early and keeps its best adapter (time_limit, metric_failures, out_of_memory), with the
+  product's note and log line. Written before the adapter is saved.
+- `adapter_saved`: where the kept adapter is, with its weights file's sha256 and size.
+- `completed`: all rounds done (or a stop after the adapter was saved): the run is over and succeeded.
+- `trial_report`: a trial's measurements and estimate (after `adapter_saved`, or alone when a trial fails).
+- `failed`: the run failed; the message names no prompt, answer or reference.
+
+`record_from_dict` reads a line back (jobs/ uses it): `record_from_dict(json.loads(line))`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict, dataclass, field
+from typing import IO, Any, ClassVar, Literal
+
+StopReason = Literal["time_limit", "metric_failures", "out_of_memory"]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    type: ClassVar[str] = "prepared"
+    train_rows: int
+    validation_prompts: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class PhaseSeconds:
+    sampling: float = 0.0
+    grading: float = 0.0
+    update: float = 0.0
+    validation: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return self.sampling + self.grading + self.update + self.validation
+
+
+@dataclass(frozen=True)
+class RoundScored:
+    """One round's numbers. Round 0 has only the validation fields (the others are None)."""
+
+    type: ClassVar[str] = "round_scored"
+    round: int
+    rounds: int
+    reward: float | None
+    signal: float | None  # share of prompts learned from, in [0, 1]
+    cut_off: float | None  # share of answers cut off, in [0, 1]
+    metric_failures: int
+    graded_answers: int
+    failure_kinds: list[str]
+    updated: bool
+    loss: float | None
+    validation_reward: float
+    best_round: int
+    seconds: PhaseSeconds
+    mean_answer_tokens: float | None
+    token_entropy: float | None
+    peak_memory_bytes: int
+
+    def log_line(self) -> str:
+        """The Training logs line, exactly as PRODUCT.md gives it.
+
+        >>> RoundScored(3, 20, 0.41, 0.62, 0.02, 0, 128, [], True, 0.012, 0.47, 3,
+        ...             PhaseSeconds(81.2, 2.1, 64.0, 9.5), 4.0, 1.0, 0).log_line()
+        'Round 3 of 20: reward 0.4100, signal 62%, cut off 2%, 0 metric failures, updated, loss 0.0120, \
+validation reward 0.4700 (best round 3); seconds: sampling 81.2, grading 2.1, update 64.0, validation 9.5.'
+        """
+        s = self.seconds
+        if self.round == 0:
+            return (
+                f"Round 0 of {self.rounds}: validation reward {self.validation_reward:.4f} (best round 0); "
+                f"seconds: validation {s.validation:.1f}."
+            )
+        update = f"updated, loss {self.loss:.4f}" if self.updated else "not updated"
+        failures = "1 metric failure" if self.metric_failures == 1 else f"{self.metric_failures} metric failures"
+        return (
+            f"Round {self.round} of {self.rounds}: reward {self.reward:.4f}, signal {self.signal:.0%}, "
+            f"cut off {self.cut_off:.0%}, {failures}, {update}, validation reward {self.validation_reward:.4f} "
+            f"(best round {self.best_round}); seconds: sampling {s.sampling:.1f}, grading {s.grading:.1f}, "
+            f"update {s.update:.1f}, validation {s.validation:.1f}."
+        )
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """An early end that keeps the best adapter. `note` is the product's sentence (None for the time limit);
+    `log_line` is the Training logs line."""
+
+    type: ClassVar[str] = "stopped"
+    reason: StopReason
+    after_round: int
+    rounds: int
+    best_round: int
+    note: str | None
+    log_line: str
+
+
+@dataclass(frozen=True)
+class AdapterSaved:
+    """The kept adapter: a folder (local path or s3:// URL); sha256 and size are of adapter_model.safetensors."""
+
+    type: ClassVar[str] = "adapter_saved"
+    location: str
+    sha256: str
+    size_bytes: int
+    best_round: int
+
+
+@dataclass(frozen=True)
+class Completed:
+    """The run is over and succeeded. `note` says when no round beat the starting point."""
+
+    type: ClassVar[str] = "completed"
+    rounds_done: int
+    best_round: int
+    best_validation_reward: float
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Failed:
+    type: ClassVar[str] = "failed"
+    message: str
+
+
+@dataclass(frozen=True)
+class TrialReport:
+    """A trial's Training trial report. Estimates are None when the trial did not finish or has no price."""
+
+    type: ClassVar[str] = "trial_report"
+    finished: bool
+    formatting: dict[str, Any]
+    seconds_per_round: float | None
+    peak_memory_bytes: int
+    memory_total_bytes: int | None
+    seconds: PhaseSeconds
+    preparation_seconds: float
+    full_training_seconds: float | None
+    full_training_rounds: int
+    full_gpu_cost: float | None
+    advice: list[str] = field(default_factory=list)
+
+
+ProgressRecord = Prepared | RoundScored | Stopped | AdapterSaved | Completed | Failed | TrialReport
+RECORD_TYPES: dict[str, type] = {
+    cls.type: cls for cls in (Prepared, RoundScored, Stopped, AdapterSaved, Completed, Failed, TrialReport)
+}
+
+
+def record_to_dict(record: ProgressRecord) -> dict[str, Any]:
+    return {"type": record.type, **asdict(record)}
+
+
+def record_from_dict(data: dict[str, Any]) -> ProgressRecord:
+    values = dict(data)
+    cls = RECORD_TYPES[values.pop("type")]
+    if "seconds" in values and isinstance(values["seconds"], dict):
+        values["seconds"] = PhaseSeconds(**values["seconds"])
+    return cls(**values)
+
+
+class JsonLinesEmitter:
+    """Writes each record as one JSON line and flushes, so the supervisor sees it at once."""
+
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        self.stream = stream or sys.stdout
+
+    def __call__(self, record: ProgressRecord) -> None:
+        self.stream.write(json.dumps(record_to_dict(record)) + "\n")
+        self.stream.flush()

@@ -1,0 +1,164 @@
+"""The run spec: everything the trainer needs to do one RL run, as one typed, JSON-round-trippable object.
+
+jobs/ writes it (`RunSpec.to_dict()` → JSON file) and starts `python -m trainer run SPEC.json`; the trainer reads it
+with `RunSpec.from_dict`. Setting names are the domain's and the API's. Credentials never appear here: S3 keys come
+from the environment (boto3's usual chain).
+
+Example (the smallest spec; every RL setting takes PRODUCT.md's default):
+
+    {"run_id": "r1", "model": {"path_or_id": "data/models/tiny-math"}, "storage": {"location": "data/storage"},
+     "reward": {"config": {"preset": "verifiable", "metric": "math_pairs"}},
+     "train_rows": [{"prompt": [{"role": "user", "content": "What is 2+3?"}], "reference": "5"}],
+     "validation_rows": [{"prompt": [{"role": "user", "content": "What is 4*5?"}], "reference": "20"}],
+     "deadline": "2030-01-01T00:00:00+00:00"}
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime
+from typing import Any, Literal
+
+LossType = Literal["grpo", "dapo", "dr_grpo"]
+GenerationBackend = Literal["vllm", "transformers"]
+Quantization = Literal["none", "8bit", "4bit"]
+
+
+class SpecError(ValueError):
+    """The spec is malformed; the message says which field."""
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A hub id or a local folder, and the revision to pin (ignored for a local folder)."""
+
+    path_or_id: str
+    revision: str | None = None
+
+
+@dataclass(frozen=True)
+class StartAdapter:
+    """A finished run's adapter folder (local path or s3:// URL) and the checksum and size saved with that run.
+
+    `sha256` and `size_bytes` are those of the adapter's weights file (adapter_model.safetensors).
+    """
+
+    path: str
+    sha256: str
+    size_bytes: int
+
+
+@dataclass(frozen=True)
+class RewardSpec:
+    """The reward: a `RewardConfig` dict for domain/rewards, and the custom metric's source when the metric is
+    `custom.<id>` (run in the trainer's sandbox)."""
+
+    config: dict[str, Any]
+    custom_metric_source: str | None = None
+    custom_metric_name: str | None = None  # for the product's note, e.g. "Custom metric name (vV) failed ..."
+    custom_metric_version: str | None = None
+
+
+@dataclass(frozen=True)
+class Row:
+    """One example: the prompt messages (ending with a user turn) and the reference answer."""
+
+    prompt: list[dict[str, str]]
+    reference: str
+
+
+@dataclass(frozen=True)
+class Storage:
+    """Where rollouts and the adapter go: a local folder, or `s3://bucket/prefix` with an optional endpoint URL."""
+
+    location: str
+    endpoint_url: str | None = None
+
+    @property
+    def is_s3(self) -> bool:
+        return self.location.startswith("s3://")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One RL run. Defaults are PRODUCT.md's; `lora_rank`/`lora_alpha` apply to a new adapter only."""
+
+    run_id: str
+    model: ModelRef
+    reward: RewardSpec
+    train_rows: list[Row]
+    validation_rows: list[Row]
+    storage: Storage
+    deadline: float  # seconds since the epoch; the run's Time limit
+    start_adapter: StartAdapter | None = None
+    rounds: int = 20
+    prompts_per_round: int = 64
+    answers_per_prompt: int = 8
+    max_answer_tokens: int = 512
+    learning_rate: float = 5e-6
+    training_window: int = 2048
+    micro_batch_size: int = 8
+    lora_rank: int = 16
+    lora_alpha: int = 32
+    loss_type: LossType = "grpo"
+    generation_backend: GenerationBackend | None = None  # None: vLLM with a GPU, Transformers otherwise
+    vllm_gpu_memory: float = 0.5
+    quantization: Quantization = "none"
+    trial: bool = False
+    seed: int = 0
+    price_per_hour: float | None = None  # the GPU's price, for a trial's cost estimate
+    full_time_limit_hours: float | None = None  # the full run's Time limit, for a trial's advice
+    validation_sample_size: int = 128
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.loss_type not in ("grpo", "dapo", "dr_grpo"):
+            raise SpecError(f"loss_type must be grpo, dapo or dr_grpo, not {self.loss_type!r}")
+        if self.generation_backend not in (None, "vllm", "transformers"):
+            raise SpecError(f"generation_backend must be vllm or transformers, not {self.generation_backend!r}")
+        if self.quantization not in ("none", "8bit", "4bit"):
+            raise SpecError(f"quantization must be none, 8bit or 4bit, not {self.quantization!r}")
+        if self.answers_per_prompt < 2:
+            raise SpecError("answers_per_prompt must be at least 2: GRPO compares answers to the same prompt")
+        if not self.train_rows:
+            raise SpecError("train_rows is empty")
+        if not self.validation_rows:
+            raise SpecError("validation_rows is empty")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunSpec:
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise SpecError(f"unknown spec field(s): {', '.join(sorted(unknown))}")
+        values = dict(data)
+        try:
+            values["model"] = ModelRef(**data["model"])
+            values["reward"] = RewardSpec(**data["reward"])
+            values["storage"] = Storage(**data["storage"])
+            values["train_rows"] = [Row(**row) for row in data["train_rows"]]
+            values["validation_rows"] = [Row(**row) for row in data["validation_rows"]]
+            values["start_adapter"] = StartAdapter(**data["start_adapter"]) if data.get("start_adapter") else None
+            values["deadline"] = parse_deadline(data["deadline"])
+        except KeyError as missing:
+            raise SpecError(f"the spec has no {missing.args[0]}") from None
+        except TypeError as error:
+            raise SpecError(f"malformed spec: {error}") from None
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def parse_deadline(value: str | float | int) -> float:
+    """An ISO 8601 time (with a zone) or seconds since the epoch, as seconds since the epoch.
+
+    >>> parse_deadline("2030-01-01T00:00:00+00:00")
+    1893456000.0
+    """
+    if isinstance(value, int | float):
+        return float(value)
+    moment = datetime.fromisoformat(value)
+    if moment.tzinfo is None:
+        raise SpecError("deadline needs a time zone, e.g. 2030-01-01T00:00:00+00:00")
+    return moment.timestamp()
