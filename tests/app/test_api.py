@@ -134,3 +134,22 @@ def test_the_openapi_schema_documents_the_api(console: Console) -> None:
         "/api/events",
     } <= set(schema["paths"])
     assert not any(path.startswith("/runs") for path in schema["paths"])  # pages are not API
+
+
+def test_another_organizations_runs_and_events_stay_out_of_sight(console: Console) -> None:
+    from domain.runs.settings import run_body_from_api
+
+    other_org = console.verity.create_organization("Elsewhere", "pro", console.verity_actor()).id
+    other_project = console.verity.create_project(
+        other_org, "Theirs", "some/model", None, False, console.verity_actor()
+    ).id
+    draft = run_body_from_api(console.rl_body())
+    their_run = console.verity.save_run(other_org, other_project, draft, console.verity_actor()).id
+    console.settle()
+
+    assert console.client.get("/api/runs").json() == []
+    assert console.client.get(f"/api/runs/{their_run}").status_code == 404
+    assert console.client.post(f"/api/runs/{their_run}/launch").status_code == 404
+    feed = console.client.get("/api/events", params={"after": 0, "limit": 1000}).json()["events"]
+    assert all(event["aggregate_id"] not in (str(other_org), str(other_project), str(their_run)) for event in feed)
+    assert feed  # the Default organization's own events are there

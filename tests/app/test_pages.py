@@ -82,6 +82,9 @@ def test_the_training_summary_follows_the_form_and_places_each_message(console: 
     assert "Micro batch size (6) should be a multiple of Answers per prompt (8)" in html
     assert re.search(r'id="error-rounds"[^>]*hx-swap-oob="true">Rounds must be a whole number', html)
     assert 'id="section-reward"' not in html
+    trial = console.client.post("/runs/summary", data={**FORM, "kind": "trial"}, headers=HTMX).text
+    assert re.search(r'id="save-button"[^>]*hx-swap-oob="true">Save trial draft</button>', trial)
+    assert "A trial: one round on up to 8 prompts and 20 minutes, then the GPU is released." in trial
 
     preset_changed = console.client.post(
         "/runs/summary",
