@@ -76,3 +76,32 @@ def make_spec(model_dir: Path, storage: str, **settings):
     }
     values.update(settings)
     return RunSpec.from_dict(values)
+
+
+class Recorder(list):
+    """Collects progress records as the run emits them."""
+
+    def __call__(self, record) -> None:
+        self.append(record)
+
+    def of(self, kind: str) -> list:
+        return [r for r in self if r.type == kind]
+
+    @property
+    def types(self) -> list[str]:
+        return [r.type for r in self]
+
+
+@pytest.fixture(scope="session")
+def run_spec(tiny_model_dir):
+    """make_spec bound to the tiny model: run_spec(storage, **settings)."""
+
+    def build(storage, **settings):
+        return make_spec(tiny_model_dir, str(storage), **settings)
+
+    return build
+
+
+@pytest.fixture
+def records() -> Recorder:
+    return Recorder()
