@@ -129,7 +129,7 @@ def run(
     `grader` replaces the spec's reward, `clock` the wall clock and `backend_factory` the sampling backend's
     choice: the seams a test or a benchmark uses; a run from a spec file uses none of them.
     """
-    emit = emit or JsonLinesEmitter()
+    emit = emit if emit is not None else JsonLinesEmitter()
     torch.manual_seed(spec.seed)
     try:
         return _run(spec, emit, grader, clock, backend_factory or make_backend)
@@ -251,9 +251,14 @@ def _one_round(
     # sample
     t = clock()
     indices = schedule.next_round()
-    answers = backend.sample(
-        [train_prompts[i] for i in indices], spec.answers_per_prompt, spec.max_answer_tokens, False, should_stop
-    )
+    try:
+        answers = backend.sample(
+            [train_prompts[i] for i in indices], spec.answers_per_prompt, spec.max_answer_tokens, False, should_stop
+        )
+    except (RuntimeError, MemoryError) as error:
+        if is_out_of_memory(error):
+            raise SamplingOutOfMemory(str(error)) from error
+        raise
     sampling_seconds = clock() - t
 
     # score (cut-off answers score 0 without being graded)

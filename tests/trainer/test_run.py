@@ -100,5 +100,5 @@ def test_the_saved_adapter_is_the_best_rounds_and_matches_its_checksum(finished_
     prompts = [_prompt_ids(tokenizer, row.prompt) for row in spec.validation_rows]
     answers = backend.sample(prompts, 1, spec.max_answer_tokens, True, lambda: False)
     scored = score_answers(tokenizer, build_reward(spec.reward), answers, [r.reference for r in spec.validation_rows])
-    best = [r for r in records.of("round_scored") if r.round == saved.best_round][0]
+    best = next(r for r in records.of("round_scored") if r.round == saved.best_round)
     assert float(scored.rewards.mean()) == pytest.approx(best.validation_reward)
