@@ -18,6 +18,9 @@ from projections.views import Event
 
 PAGE_SIZE = 1000  # Verity.log_section_size must be at least this
 POLL_SECONDS = 0.1
+# eventsourcing 9.5's subscription reads the log before its LISTEN is active, so an event committed in that gap
+# waits for the next one; on PostgreSQL a slow poll beside the subscription sweeps such events up.
+SWEEP_SECONDS = 1.0
 _SKIPPED = {"originator_id", "originator_version", "timestamp", "originator_topic"}
 log = logging.getLogger(__name__)
 
@@ -44,6 +47,7 @@ class ProjectionRunner:
         self.page_size = page_size
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._sweeper: threading.Thread | None = None
         self._subscription: Any = None
         self._lock = threading.Lock()
 
@@ -71,14 +75,18 @@ class ProjectionRunner:
         target = self._follow_subscription if subscribable else self._poll
         self._thread = threading.Thread(target=target, name="projection-runner", daemon=True)
         self._thread.start()
+        if subscribable:
+            self._sweeper = threading.Thread(target=self._sweep, name="projection-sweeper", daemon=True)
+            self._sweeper.start()
 
     def stop(self) -> None:
         self._stopping.set()
         if self._subscription is not None:
             self._subscription.stop()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-            self._thread = None
+        for thread in (self._thread, self._sweeper):
+            if thread is not None:
+                thread.join(timeout=10)
+        self._thread = self._sweeper = None
 
     def _safely_run_once(self) -> int:
         try:
@@ -92,6 +100,10 @@ class ProjectionRunner:
         while not self._stopping.is_set():
             if self._safely_run_once() == 0:
                 self._stopping.wait(POLL_SECONDS)
+
+    def _sweep(self) -> None:
+        while not self._stopping.wait(SWEEP_SECONDS):
+            self._safely_run_once()
 
     def _follow_subscription(self) -> None:
         while not self._stopping.is_set():
