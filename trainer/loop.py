@@ -29,6 +29,7 @@ from trainer.grpo import (
 from trainer.model_loading import (
     ADAPTER_WEIGHTS,
     Policy,
+    StartAdapterMismatch,
     load_policy,
     load_tokenizer,
     memory_total_bytes,
@@ -135,6 +136,8 @@ def run(
         return _run(spec, emit, grader, clock, backend_factory or make_backend)
     except RunFailed as failure:
         emit(Failed(message=str(failure)))
+        if spec.trial:  # the report shows what was measured, with no estimate
+            emit(trial_report(spec, None, 0.0, peak_memory_bytes(torch.device("cpu")), None, {}, finished=False))
         return False
     except Exception as error:  # any other error fails the run, in words that carry no data
         log.exception("the run failed")
@@ -160,7 +163,10 @@ def _run(spec: RunSpec, emit: Emit, grader: Grader | None, clock: Clock, backend
         raise RunFailed(str(problem)) from problem
 
     formatting = _format_check(spec, tokenizer) if spec.trial else {}
-    policy = load_policy(spec, tokenizer)
+    try:
+        policy = load_policy(spec, tokenizer)
+    except StartAdapterMismatch as mismatch:
+        raise RunFailed(str(mismatch)) from None
     backend = backend_factory(spec, policy)
     storage = open_storage(spec.storage)
     optimizer = torch.optim.AdamW(

@@ -52,7 +52,7 @@ def final_number_grader() -> FinalNumberGrader:
     return FinalNumberGrader()
 
 
-def make_spec(model_dir: Path, storage: str, **settings):
+def make_spec(model_dir: Path, storage: str | dict, **settings):
     """A small run on the tiny model's Math Pairs task; `settings` override the RL settings."""
     from trainer.spec import RunSpec
     from trainer.tiny_model import math_pairs_rows
@@ -63,7 +63,7 @@ def make_spec(model_dir: Path, storage: str, **settings):
         "reward": {"config": {"preset": "verifiable", "metric": "math_pairs", "format_bonus": False}},
         "train_rows": math_pairs_rows(seed=11, count=1024),
         "validation_rows": math_pairs_rows(seed=12, count=64),
-        "storage": {"location": storage},
+        "storage": storage if isinstance(storage, dict) else {"location": str(storage)},
         "deadline": 4_102_444_800,  # 2100: no time limit in play
         "rounds": 4,
         "prompts_per_round": 8,
@@ -97,7 +97,7 @@ def run_spec(tiny_model_dir):
     """make_spec bound to the tiny model: run_spec(storage, **settings)."""
 
     def build(storage, **settings):
-        return make_spec(tiny_model_dir, str(storage), **settings)
+        return make_spec(tiny_model_dir, storage, **settings)
 
     return build
 
