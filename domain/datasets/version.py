@@ -39,8 +39,12 @@ class DatasetVersion(Aggregate):
         shape: str,
         has_images: bool,
         actor: dict[str, str],
+        version_id: UUID | None = None,
     ) -> DatasetVersion:
-        """Record a version once its file is parsed and stored; raises DatasetVersionInvalid."""
+        """Record a version once its file is parsed and stored; raises DatasetVersionInvalid.
+
+        `version_id` lets the caller store the files under the version's id before the version is recorded.
+        """
         name = dataset_name.strip()
         if not name:
             raise DatasetVersionInvalid("Name the dataset.")
@@ -58,7 +62,9 @@ class DatasetVersion(Aggregate):
             raise DatasetVersionInvalid("The version has no examples.")
         if shape not in SHAPE_NAMES:
             raise DatasetVersionInvalid(f"Unknown example format {shape!r}.")
-        return cls(
+        return cls._create(
+            cls.Uploaded,  # type: ignore[attr-defined]
+            id=version_id,
             org_id=org_id,
             dataset_name=name,
             number=number,

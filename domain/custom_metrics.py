@@ -1,0 +1,72 @@
+"""A registered version of an organization's custom metric: the code a run's reward `custom.<version id>` runs.
+
+The smallest piece the jobs need to build a run spec with "the version you saved" (000): editing a metric makes
+a new version and leaves a saved run alone, so a version never changes once registered. The console's metric
+pages (upload, archive, the list in Reward metric) come with their own issue and build on this aggregate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID, uuid5
+
+from eventsourcing.domain import Aggregate, event
+
+from domain.errors import IllegalTransition
+from domain.rewards.custom import check_metric_source
+
+
+class CustomMetricVersion(Aggregate):
+    @event("Registered")
+    def __init__(self, org_id: UUID, name: str, number: int, source: str, actor: dict[str, str]) -> None:
+        self.org_id = org_id
+        self.name = name
+        self.number = number  # "v3"; not `version`, which is the aggregate's own event count
+        self.source = source
+        self.archived = False
+
+    @classmethod
+    def register(cls, org_id: UUID, name: str, number: int, source: str, actor: dict[str, str]) -> CustomMetricVersion:
+        """Checks that the code compiles and defines score(answer, reference); raises MetricSourceInvalid."""
+        check_metric_source(source)
+        return cls(org_id=org_id, name=name.strip(), number=number, source=source, actor=actor)
+
+    @property
+    def label(self) -> str:
+        """How a person names it: "exact_year (v3)"."""
+        return f"{self.name} (v{self.number})"
+
+    def archive(self, actor: dict[str, str]) -> None:
+        """An archived version is refused for a new run; a run already saved with it keeps it (000)."""
+        if self.archived:
+            raise IllegalTransition(f"{self.label} is already archived.")
+        self._archived(actor=dict(actor))
+
+    @event("Archived")
+    def _archived(self, actor: dict[str, str]) -> None:
+        self.archived = True
+
+
+class CustomMetric(Aggregate):
+    """An organization's metric by name, which numbers its versions; one per organization and name."""
+
+    @staticmethod
+    def create_id(org_id: UUID, name: str, **_: Any) -> UUID:
+        return uuid5(org_id, f"custom-metric:{name.strip().casefold()}")
+
+    @event("Created")
+    def __init__(self, org_id: UUID, name: str, actor: dict[str, str]) -> None:
+        self.org_id = org_id
+        self.name = name
+        self.versions: list[UUID] = []
+
+    @property
+    def next_version(self) -> int:
+        return len(self.versions) + 1
+
+    def add_version(self, version_id: UUID, actor: dict[str, str]) -> None:
+        self._version_added(version_id=version_id, number=self.next_version, actor=dict(actor))
+
+    @event("VersionAdded")
+    def _version_added(self, version_id: UUID, number: int, actor: dict[str, str]) -> None:
+        self.versions.append(version_id)
