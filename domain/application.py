@@ -7,11 +7,12 @@ Contract notes (CONTRACT_SPINE.md), where this module adds to it:
 - `record_saving_adapter` and `record_adapter_ready` record a failure instead when no round had a
   learning signal (000: "the run fails instead of completing"); the position is then that failure's.
 - `get_run(org_id, run_id)` reads the aggregate (settings for the jobs' run spec, state for checks).
+- Datasets and custom metrics come from mixins (domain/datasets/commands.py, domain/custom_metric_commands.py):
+  a draft naming a dataset version or a custom reward is checked there; `Written` lives in domain/written.py.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 from uuid import UUID
 
@@ -20,12 +21,15 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError
 
 from domain.actors import TRAINER, Actor
+from domain.custom_metric_commands import CustomMetricCommands
+from domain.datasets.commands import DatasetCommands
 from domain.errors import ConcurrentChange, DomainError, NotAllowed, NotFound, SettingsInvalid
 from domain.organizations import PLANS, Organization, Project
 from domain.runs.progress import RoundResult, TrialReport
 from domain.runs.reward import resolve_reward
 from domain.runs.run import FINISHED_WITH_ADAPTER, Run
 from domain.runs.settings import RunDraft
+from domain.written import Written
 
 Role = Literal["owner", "member", "viewer"]
 A = TypeVar("A", bound=Aggregate)
@@ -46,15 +50,7 @@ def vision_refusal(model: str) -> str:
     return f"RL trains text models. {model} is a vision model: choose SFT or DPO, or a text model."
 
 
-@dataclass(frozen=True)
-class Written:
-    """What a command saved: the aggregate's id and the log position of its last event."""
-
-    id: UUID
-    position: int
-
-
-class Verity(Application):
+class Verity(DatasetCommands, CustomMetricCommands, Application):
     name = "Verity"
     log_section_size = 1000  # projections read the log in pages of up to 1,000 events
 
@@ -137,6 +133,9 @@ class Verity(Application):
             draft = draft.with_values(reward=resolve_reward(draft.reward, is_trial=draft.is_trial))
         except SettingsInvalid as problem:
             errors.update(problem.errors)
+        if "reward" not in errors:
+            errors.update(self.custom_reward_problems(org_id, draft.reward))
+        errors.update(self.dataset_version_problems(org_id, draft.dataset_version, draft.reward))
         if draft.start_run is not None:
             try:
                 source = self._start_from(org_id, project, draft.start_run)
