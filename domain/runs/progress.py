@@ -13,6 +13,7 @@ class RoundResult:
     `signal` is the share of prompts whose answers did not all score alike (the table's Learned from);
     `cut_off` the share of answers that reached Longest sampled answer; shares are in [0, 1].
     `uniform_value` is the score every answer got when no prompt had a signal (for the no-signal message).
+    `accuracy` is the mean "correct" part of the round's answers, for a reward with parts (001's Accuracy).
     """
 
     round_number: int
@@ -32,6 +33,7 @@ class RoundResult:
     token_entropy: float | None = None
     peak_memory_bytes: int | None = None
     uniform_value: float | None = None
+    accuracy: float | None = None
 
     @property
     def total_seconds(self) -> float:
