@@ -78,6 +78,9 @@ class RunDetail:
     ended_at: str | None = None
     created_at: str = ""
     updated_at: str = ""
+    # Whether anything more will happen to the run by itself: False once it has ended (Completed, Failed,
+    # Cancelled, or Adapter ready after an early stop) and for a draft. The page polls exactly while live.
+    live: bool = False
 
     @property
     def can_retry(self) -> bool:
@@ -114,6 +117,7 @@ class RoundRow:
     peak_memory_bytes: int | None
     log_line: str
     scored_at: str
+    accuracy: float | None = None  # mean "correct" part of the round's answers, for a reward with parts
 
 
 @dataclass(frozen=True)

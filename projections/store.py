@@ -56,6 +56,16 @@ class ReadModels(Protocol):
     def apply(self, events: Sequence[Event]) -> int: ...
 
 
+LIVE_STATES = ("queued", "preparing", "training", "saving_adapter")
+
+
+def is_live(state: str, kind: str, stopped: bool) -> bool:
+    """Whether more will happen to a run by itself. A full run that did all its rounds shows Adapter ready and
+    then Completed; one that stopped early (time limit, metric failures, memory) stays Adapter ready: it ended.
+    """
+    return state in LIVE_STATES or (state == "adapter_ready" and kind == "full" and not stopped)
+
+
 def _uuid(value: str | None) -> UUID | None:
     return UUID(value) if value else None
 
@@ -220,6 +230,7 @@ class TableReadModels:
             ended_at=r["ended_at"],
             created_at=r["created_at"],
             updated_at=r["updated_at"],
+            live=is_live(r["state"], r["kind"], stop is not None),
         )
 
     def rounds(self, org_id: UUID, run_id: UUID) -> list[RoundRow]:

@@ -378,6 +378,7 @@ class Rounds(Projection):
                 "mean_answer_tokens": result.get("mean_answer_tokens"),
                 "token_entropy": result.get("token_entropy"),
                 "peak_memory_bytes": result.get("peak_memory_bytes"),
+                "accuracy": result.get("accuracy"),
                 "log_line": messages.round_log_line(result, total, e.data["best_round"]),
                 "scored_at": e.time,
             },
