@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from domain.runs import messages
+from projections.catalog_reads import CatalogReads
 from projections.rows import (
     FeedEntry,
     OrganizationRow,
@@ -74,7 +75,7 @@ def _json(value: str | None) -> Any:
     return json.loads(value) if value else None
 
 
-class TableReadModels:
+class TableReadModels(CatalogReads):
     def __init__(self, tables: Tables, projections: list[Projection] | None = None) -> None:
         self.tables = tables
         self.projections = projections or all_projections()

@@ -25,6 +25,11 @@ TABLE_KEYS: dict[str, tuple[str, ...]] = {
     "rollout_files": ("run_id", "round_number"),
     "timeline": ("log_position",),
     "feed": ("log_position",),
+    # the catalog (migrations/002): datasets and custom metrics with their versions
+    "datasets": ("id",),
+    "dataset_versions": ("id",),
+    "custom_metrics": ("id",),
+    "custom_metric_versions": ("id",),
 }
 
 Row = dict[str, Any]

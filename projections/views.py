@@ -16,6 +16,7 @@ from uuid import UUID
 from domain.runs import messages
 from domain.runs.reward import reward_label
 from domain.runs.run import status_line
+from projections.catalog import catalog_projections
 from projections.tables import Tx
 
 
@@ -523,5 +524,6 @@ def all_projections() -> list[Projection]:
         Rounds(),
         Samples(),
         Timeline(),
+        *catalog_projections(),  # datasets and custom metrics (projections/catalog.py), before the feed
         Feed(),
     ]
