@@ -1,0 +1,120 @@
+"""The launch actor's work: claim a Queued run, prepare it, train it in a supervised child process, record how
+it ended. It takes an id and reloads everything from the event store, so a message delivered twice, or after the
+run was cancelled, changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from uuid import UUID
+
+from domain.errors import NotFound
+from domain.runs.run import QUEUED, RUNNING
+from jobs.broker import provider_queue
+from jobs.context import JobContext
+from jobs.reconciler import end_orphan
+from jobs.recording import ProgressRecorder, with_fresh_run
+from jobs.specs import SpecUnbuildable, build_run_spec
+from jobs.supervisor import Outcome, Supervisor, Timing, describe_exit
+
+log = logging.getLogger(__name__)
+
+
+def over_price_limit(price: float, limit: float) -> str:
+    return (
+        f"This provider's worker costs ${price:g}/hour, above the run's Price limit (${limit:g}/hour). Choose "
+        "another training provider or raise the Price limit."
+    )
+
+
+def watchdog_message(grace_seconds: float) -> str:
+    return (
+        f"The trainer was still running {grace_seconds:g} seconds after the time limit, so the watchdog stopped "
+        "it before it saved an adapter. Raise the Time limit (hours), or run a trial to see how long a round takes."
+    )
+
+
+def trainer_died_message(returncode: int | None) -> str:
+    return (
+        f"The trainer process stopped before the run ended: {describe_exit(returncode)}. Its last lines are in "
+        "the worker's log. Retry starts the run again from round 1."
+    )
+
+
+def launch(ctx: JobContext, run_id: UUID, on_child=None) -> None:
+    """Train the run if it is still Queued and no live worker holds it."""
+    verity, ledger = ctx.verity, ctx.ledger
+    try:
+        run = verity.get_run(None, run_id)
+    except NotFound:
+        ledger.release(run_id)
+        return
+    if run.state != QUEUED:
+        if run.state in RUNNING:
+            lease = ledger.lease(run_id)
+            if lease is None or lease.is_stale(time.time(), ctx.config.stale_after_seconds):
+                end_orphan(ctx, run_id, lease)  # a redelivered message of a worker that died
+        else:
+            ledger.release(run_id)
+        return
+    queue = provider_queue(run.settings["training"].get("provider"))
+    if not ledger.claim(run_id, queue, ctx.worker_id, os.getpid(), ctx.config.stale_after_seconds):
+        log.info("run %s is held by another worker", run_id)
+        return
+    try:
+        _prepare_and_train(ctx, run_id, on_child)
+    finally:
+        ledger.release(run_id, ctx.worker_id)
+
+
+def _prepare_and_train(ctx: JobContext, run_id: UUID, on_child) -> None:
+    verity, config, actor = ctx.verity, ctx.config, ctx.worker_actor
+    if not with_fresh_run(verity, run_id, lambda run: verity.record_preparing(run_id, actor)):
+        return  # cancelled while it waited
+    run = verity.get_run(None, run_id)
+    limit = run.settings["training"].get("price_limit_per_hour")
+    price = config.worker_price_per_hour
+    if limit is not None and price is not None and price > limit:
+        verity.record_failed(run_id, over_price_limit(price, limit), actor)
+        return
+    try:
+        spec = build_run_spec(verity, run, ctx.settings, config, price_per_hour=price)
+    except SpecUnbuildable as unbuildable:
+        message = str(unbuildable)
+        with_fresh_run(verity, run_id, lambda run: verity.record_failed(run_id, message, actor))
+        return
+    recorder = ProgressRecorder(verity, run_id)
+    supervisor = Supervisor(
+        verity,
+        spec,
+        recorder,
+        Timing(config.heartbeat_seconds, config.cancel_poll_seconds, config.terminate_grace_seconds),
+        kill_at=spec.deadline + config.watchdog_grace_seconds,
+        beat=lambda: ctx.ledger.beat(run_id, ctx.worker_id),
+        on_child=on_child,
+    )
+    outcome = supervisor.run()
+    log.info("run %s: supervision ended (%s, exit %s)", run_id, outcome.reason, outcome.returncode)
+    _record_ending(ctx, run_id, outcome)
+
+
+def _record_ending(ctx: JobContext, run_id: UUID, outcome: Outcome) -> None:
+    """The trainer said nothing of how the run ended: say it, unless the run already ended (a cancel, an adapter
+    already kept, the reconciler)."""
+    verity, actor = ctx.verity, ctx.worker_actor
+    if outcome.reason in ("cancelled", "lost"):
+        return
+    if outcome.reason == "watchdog":
+        message = watchdog_message(ctx.config.watchdog_grace_seconds)
+    elif outcome.reason == "died":
+        message = trainer_died_message(outcome.returncode)
+    else:
+        message = trainer_died_message(outcome.returncode) if outcome.returncode else None
+
+    def fail(run) -> None:
+        if run.state in RUNNING and message is not None:
+            verity.record_failed(run_id, message, actor)
+
+    with_fresh_run(verity, run_id, fail)

@@ -1,0 +1,132 @@
+"""No run is left stuck: the reconciler ends runs whose worker stopped beating, and puts back on their queue the
+Queued runs whose message was lost (an in-memory queue after a restart, a send that failed, a broker that lost
+its data).
+
+It runs at start-up and every few seconds in the web process and in every worker; two reconcilers racing on one
+run are harmless, since the domain refuses to end a run twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from uuid import UUID
+
+from domain.errors import NotFound
+from domain.runs.run import QUEUED, RUNNING
+from jobs.context import RECONCILER, JobContext
+from jobs.ledger import Lease
+from jobs.recording import with_fresh_run
+
+log = logging.getLogger(__name__)
+
+Send = Callable[[UUID], None]
+
+
+def orphan_message(lease: Lease | None, last_round: int | None) -> str:
+    if lease is None or lease.beat_at is None:
+        who, since = "The worker running this run", "stopped sending heartbeats"
+    else:
+        at = datetime.fromtimestamp(lease.beat_at, UTC).strftime("%H:%M:%S UTC")
+        who = f"The worker running this run ({lease.host}, process {lease.pid})"
+        since = f"stopped sending heartbeats at {at}"
+    kept = "Nothing was trained yet" if not last_round else f"Rounds after round {last_round} were lost"
+    return (
+        f"{who} {since}: it stopped or lost its connection, so the reconciler ended the run. {kept}, and no "
+        "adapter was kept. Retry starts the run again from round 1."
+    )
+
+
+def end_orphan(ctx: JobContext, run_id: UUID, lease: Lease | None) -> bool:
+    """Fail a running run whose worker is gone, with the reason; True when this call ended it."""
+    verity = ctx.verity
+
+    def fail(run) -> None:
+        if run.state in RUNNING and run.state != QUEUED:
+            verity.record_failed(run_id, orphan_message(lease, run.last_round), RECONCILER)
+
+    before = verity.get_run(None, run_id).state
+    with_fresh_run(verity, run_id, fail)
+    ended = before in RUNNING and verity.get_run(None, run_id).state not in RUNNING
+    ctx.ledger.release(run_id)
+    if ended:
+        log.warning("run %s: its worker stopped beating; the reconciler ended it", run_id)
+    return ended
+
+
+def reconcile(ctx: JobContext, send: Send | None = None, *, startup_of_embedded: bool = False) -> list[UUID]:
+    """One pass; returns the runs it ended. `startup_of_embedded`: this process is the only worker and just
+    started, so every earlier claim is a dead process's and every Queued run's message is gone."""
+    ledger, verity, config = ctx.ledger, ctx.verity, ctx.config
+    now = time.time()
+    ended: list[UUID] = []
+    known: set[UUID] = set()
+    for lease in ledger.leases():
+        known.add(lease.run_id)
+        try:
+            run = verity.get_run(None, lease.run_id)
+        except NotFound:
+            ledger.release(lease.run_id)
+            continue
+        if run.state not in RUNNING:
+            ledger.release(lease.run_id)  # ended meanwhile: nothing to hold
+            continue
+        dead = lease.is_stale(now, config.stale_after_seconds) or (startup_of_embedded and lease.worker_id)
+        if run.state == QUEUED:
+            waited_long = (lease.enqueued_at or 0.0) < now - config.requeue_after_seconds
+            if send is not None and lease.worker_id is None and (startup_of_embedded or waited_long):
+                send(lease.run_id)
+            elif send is not None and dead:  # its worker died before it started the run
+                ledger.release(lease.run_id)
+                send(lease.run_id)
+            continue
+        if dead and end_orphan(ctx, lease.run_id, lease):
+            ended.append(lease.run_id)
+    if send is not None and ctx.read_models is not None:
+        ended += _unlisted_runs(ctx, known, send)
+    return ended
+
+
+def _unlisted_runs(ctx: JobContext, known: set[UUID], send: Send) -> list[UUID]:
+    """Runs the read models show Queued or running that the ledger never heard of: a launch whose message was
+    never sent, or a run whose worker vanished before it claimed it."""
+    assert ctx.read_models is not None
+    ended = []
+    for organization in ctx.read_models.organizations():
+        for row in ctx.read_models.runs(organization.id):
+            if row.id in known or row.state not in RUNNING:
+                continue
+            state = ctx.verity.get_run(None, row.id).state
+            if ctx.ledger.lease(row.id) is not None:
+                continue
+            if state == QUEUED:
+                send(row.id)
+            elif state in RUNNING and end_orphan(ctx, row.id, None):
+                ended.append(row.id)
+    return ended
+
+
+class PeriodicReconciler:
+    """A daemon thread calling `reconcile` every `every` seconds until stopped."""
+
+    def __init__(self, ctx: JobContext, send: Send | None, every: float) -> None:
+        self.ctx, self.send, self.every = ctx, send, every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="verity-reconciler", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every):
+            try:
+                reconcile(self.ctx, self.send)
+            except Exception:  # a database hiccup: the next pass tries again
+                log.exception("the reconciler's pass failed")

@@ -1,0 +1,149 @@
+"""From a launched run in the event store to the trainer's run spec: rows, reward, starting adapter, deadline.
+
+Runs with no dataset version train on the built-in Math Pairs prompts (001's synthetic task, generated from the
+run's seed), whatever reward scores them; runs on a dataset version wait for dataset storage (a later issue) and
+end with words that say so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from domain.application import Verity
+from domain.custom_metrics import CustomMetricVersion
+from domain.errors import NotFound
+from domain.rewards.config import SYNTHETIC_PROMPTS_DEFAULT
+from domain.rewards.verifiable import math_pairs_rows
+from domain.runs.run import Run
+from jobs.config import JobsConfig
+from trainer.spec import ModelRef, RewardSpec, Row, RunSpec, StartAdapter, Storage
+from verity.config import Settings
+
+DATASETS_NOT_READY = (
+    "This run trains on a dataset version, and this worker can't read dataset versions yet. Choose a built-in "
+    "verifiable task such as Math Pairs, which needs no dataset, or wait for dataset storage."
+)
+
+
+class SpecUnbuildable(Exception):
+    """The run can't start; the message is the run's failure, in the user's words."""
+
+
+def launched_at(verity: Verity, run_id: UUID) -> float:
+    """When the run was launched (its Time limit counts from then), as seconds since the epoch."""
+    for stored in verity.repository.event_store.get(run_id, desc=True):
+        if type(stored).__name__ == "Launched":
+            return stored.timestamp.timestamp()
+    raise SpecUnbuildable("The run was never launched, so it has no time limit to count from.")
+
+
+def deadline_of(verity: Verity, run: Run, config: JobsConfig) -> float:
+    """Launch + the Time limit; a trial's limit is its Minutes, or the Time limit when that is lower."""
+    training = run.settings["training"]
+    seconds = float(training["time_limit_hours"]) * 3600
+    if run.is_trial:
+        seconds = min(seconds, float(training["trial_minutes"]) * 60)
+    return launched_at(verity, run.id) + seconds * config.time_limit_scale
+
+
+def storage_of(settings: Settings) -> Storage:
+    """The organization's storage: a bucket when an owner configured one, else the data folder's storage."""
+    if settings.storage_url:
+        return Storage(location=settings.storage_url, endpoint_url=settings.s3_endpoint_url)
+    return Storage(location=str(settings.local_storage_dir))
+
+
+def build_run_spec(
+    verity: Verity, run: Run, settings: Settings, config: JobsConfig, price_per_hour: float | None = None
+) -> RunSpec:
+    """The spec the trainer reads; raises SpecUnbuildable with the failure's words."""
+    body = run.settings
+    training = body["training"]
+    rl, advanced = training["rl"], training["advanced"]
+    if body.get("dataset_version"):
+        raise SpecUnbuildable(DATASETS_NOT_READY)
+    reward = dict(rl["reward"])
+    count = int(reward.get("synthetic_prompts") or SYNTHETIC_PROMPTS_DEFAULT)
+    # a fixed validation sample of up to 128 prompts (000), and never more than the task's own prompts
+    train_rows, validation_rows = math_pairs_rows(advanced["seed"], count, validation_count=min(count, 128))
+    backend = advanced["generation_backend"]
+    return RunSpec(
+        run_id=str(run.id),
+        model=ModelRef(path_or_id=run.model, revision=_project_revision(verity, run)),
+        reward=_reward_spec(verity, run.org_id, reward),
+        train_rows=[Row(prompt=list(r["prompt"]), reference=r["reference"]) for r in train_rows],
+        validation_rows=[Row(prompt=list(r["prompt"]), reference=r["reference"]) for r in validation_rows],
+        storage=storage_of(settings),
+        deadline=deadline_of(verity, run, config),
+        start_adapter=_start_adapter(verity, run),
+        rounds=int(rl["rounds"]),
+        prompts_per_round=int(rl["prompts_per_round"]),
+        answers_per_prompt=int(rl["answers_per_prompt"]),
+        max_answer_tokens=int(rl["max_answer_tokens"]),
+        learning_rate=float(advanced["learning_rate"]),
+        training_window=int(advanced["training_window"]),
+        micro_batch_size=int(advanced["micro_batch_size"]),
+        lora_rank=int(advanced["lora_rank"]),
+        lora_alpha=int(advanced["lora_alpha"]),
+        loss_type=advanced["loss_type"],
+        generation_backend=None if backend == "auto" else backend,
+        vllm_gpu_memory=float(advanced["vllm_gpu_memory"]),
+        quantization=advanced["quantization"],
+        trial=run.is_trial,
+        seed=int(advanced["seed"]),
+        price_per_hour=price_per_hour,
+        full_time_limit_hours=float(training["time_limit_hours"]) if run.is_trial else None,
+    )
+
+
+def _project_revision(verity: Verity, run: Run) -> str | None:
+    try:
+        return verity.get_project(run.org_id, run.project_id).revision
+    except NotFound:
+        return None
+
+
+def _reward_spec(verity: Verity, org_id: UUID, reward: dict[str, Any]) -> RewardSpec:
+    version_id = reward.get("custom_metric")
+    if not version_id:
+        return RewardSpec(config=reward)
+    metric = _custom_metric(verity, org_id, version_id)
+    return RewardSpec(
+        config=reward,
+        custom_metric_source=metric.source,
+        custom_metric_name=metric.name,
+        custom_metric_version=str(metric.number),
+    )
+
+
+def _custom_metric(verity: Verity, org_id: UUID, version_id: str) -> CustomMetricVersion:
+    missing = SpecUnbuildable(
+        f"The reward's custom metric version {version_id} is not registered in this organization. Choose "
+        "another reward metric, or register the metric again and choose its new version."
+    )
+    try:
+        metric = verity.repository.get(UUID(version_id))
+    except Exception:  # not found, or not an id: the run can't have this reward
+        raise missing from None
+    if not isinstance(metric, CustomMetricVersion) or metric.org_id != org_id:
+        raise missing
+    return metric
+
+
+def _start_adapter(verity: Verity, run: Run) -> StartAdapter | None:
+    """The source run's adapter with the checksum and size saved with it; the trainer checks both."""
+    start_run = run.settings["training"]["rl"].get("start_run")
+    if not start_run:
+        return None
+    try:
+        source = verity.get_run(run.org_id, UUID(str(start_run)))
+    except (NotFound, ValueError):
+        raise SpecUnbuildable("The run it starts from no longer exists, so its adapter can't be read.") from None
+    if source.adapter is None:
+        raise SpecUnbuildable("The run it starts from has no adapter to continue.")
+    return StartAdapter(
+        path=source.adapter["location"],
+        sha256=source.adapter["sha256"],
+        size_bytes=int(source.adapter["size_bytes"]),
+    )

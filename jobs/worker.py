@@ -1,0 +1,58 @@
+"""`verity worker`: a process on a GPU machine that serves its Training provider's queue.
+
+It declares its GPU and price per hour (VERITY_WORKER_GPU, VERITY_WORKER_PRICE_PER_HOUR) in the ledger, trains one
+run at a time, serves cancels and reconciles on the control queue, and reconciles by itself every few seconds.
+SIGTERM or SIGINT stops it after the message in hand (a run in training is stopped by its supervisor).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+
+from jobs.actors import declare_actors
+from jobs.broker import build_broker, provider_queue
+from jobs.config import DEFAULT_PROVIDER, JobsConfig
+from jobs.context import JobContext
+from jobs.ledger import Ledger
+from jobs.reconciler import PeriodicReconciler, reconcile
+from jobs.service import start_workers
+from verity.config import Settings
+from verity.wiring import build_application
+
+log = logging.getLogger(__name__)
+
+
+def run_worker(settings: Settings, queues: list[str] | None) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    config = JobsConfig.from_env()
+    queues = [provider_queue(q) for q in (queues or [DEFAULT_PROVIDER])]
+    broker = build_broker(settings)
+    ctx = JobContext(settings, build_application(settings), Ledger(settings), config)
+    declare_actors(broker, ctx)
+    ctx.ledger.worker_started(ctx.worker_id, queues, config.worker_gpu, config.worker_price_per_hour)
+    log.info("worker %s serves %s on %s at %s/hour", ctx.worker_id, ", ".join(queues), config.worker_gpu,
+             config.worker_price_per_hour)
+    try:
+        reconcile(ctx)
+    except Exception:
+        log.exception("the start-up reconcile failed; the periodic one will try again")
+    workers = start_workers(broker, queues)
+    reconciler = PeriodicReconciler(ctx, None, config.reconcile_every_seconds)
+    reconciler.start()
+
+    stopping = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stopping.set())
+    while not stopping.wait(config.heartbeat_seconds):
+        try:
+            ctx.ledger.worker_beat(ctx.worker_id)
+        except Exception:
+            log.exception("could not record the worker's heartbeat")
+    log.info("worker %s stopping", ctx.worker_id)
+    reconciler.stop()
+    for worker in workers:
+        worker.stop()
+    ctx.ledger.worker_stopped(ctx.worker_id)
+    broker.close()
