@@ -11,6 +11,7 @@ from migrations import apply_to
 from projections.store import TableReadModels
 from projections.tables import open_tables
 from verity.config import Settings
+from verity.storage import open_storage, reference_reader
 
 SETUP = Actor("system", "setup", "Setup")
 DEFAULT_ORGANIZATION = "Default"
@@ -37,6 +38,7 @@ def build_application(settings: Settings) -> Verity:
     # eventsourcing falls back to an in-memory store silently; a console on it would lose everything.
     if type(verity.recorder).__module__.endswith("popo"):
         raise RuntimeError("The event store is in memory: check PERSISTENCE_MODULE in the environment.")
+    verity.reference_reader = reference_reader(open_storage(settings))  # a draft's references, read from storage
     return verity
 
 
