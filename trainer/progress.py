@@ -65,6 +65,7 @@ class RoundScored:
     mean_answer_tokens: float | None
     token_entropy: float | None
     peak_memory_bytes: int
+    accuracy: float | None = None  # mean "correct" part of the answers, for a reward with parts (001's Accuracy)
 
     def log_line(self) -> str:
         """The Training logs line, exactly as PRODUCT.md gives it.
