@@ -6,6 +6,7 @@ server builds the real one from the wiring.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from litestar import Litestar, Router
@@ -17,7 +18,7 @@ from litestar.plugins.htmx import HTMXPlugin
 from app.events.api import EventsApiController
 from app.runs.api import RunsApiController
 from app.runs.pages import RunsPageController
-from app.shell.commands import Launcher, OwnWrites
+from app.shell.commands import Launcher, Merger, OwnWrites
 from app.shell.errors import API_ERROR_HANDLERS, PAGE_ERROR_HANDLERS
 from app.shell.identity import provide_identity
 from app.shell.pages import home
@@ -26,6 +27,9 @@ from app.shell.templating import template_config
 from domain.application import Verity
 from projections.runner import ProjectionRunner
 from projections.store import ReadModels
+
+if TYPE_CHECKING:
+    from verity.storage import FileStorage
 
 
 def _launch_nothing(run_id: UUID) -> None:
@@ -38,9 +42,15 @@ def create_app(
     *,
     runner: ProjectionRunner | None = None,
     launcher: Launcher | None = None,
+    storage: FileStorage | None = None,
+    merger: Merger | None = None,
     debug: bool = False,
 ) -> Litestar:
-    """The console. When a `runner` is given, the app starts it on start-up and stops it on shutdown."""
+    """The console. When a `runner` is given, the app starts it on start-up and stops it on shutdown.
+
+    `storage` is where runs write rollouts and adapters (the run page reads samples and adapters from it);
+    `merger` sends a finished run's Merge model job (the jobs plug it in; without it, Merge model is refused).
+    """
     launch = launcher or _launch_nothing
     own_writes = OwnWrites(read_models, runner)
     api = Router(
@@ -56,6 +66,8 @@ def create_app(
             "read_models": Provide(lambda: read_models, use_cache=True, sync_to_thread=False),
             "launcher": Provide(lambda: launch, use_cache=True, sync_to_thread=False),
             "own_writes": Provide(lambda: own_writes, use_cache=True, sync_to_thread=False),
+            "storage": Provide(lambda: storage, use_cache=True, sync_to_thread=False),
+            "merger": Provide(lambda: merger, use_cache=True, sync_to_thread=False),
             "identity": Provide(provide_identity, sync_to_thread=True),
         },
         plugins=[HTMXPlugin()],

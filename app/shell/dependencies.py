@@ -3,13 +3,16 @@ can't check with isinstance, so their dependencies skip validation (the factory 
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from litestar.params import Dependency
 
-from app.shell.commands import Launcher, OwnWrites
+from app.shell.commands import Launcher, Merger, OwnWrites
 from projections.store import ReadModels
 
 ReadModelsDep = Annotated[ReadModels, Dependency(skip_validation=True)]
 LauncherDep = Annotated[Launcher, Dependency(skip_validation=True)]
 OwnWritesDep = Annotated[OwnWrites, Dependency(skip_validation=True)]
+# verity.storage.FileStorage, or None when the app was built without storage (a small test app)
+StorageDep = Annotated[Any, Dependency(skip_validation=True)]
+MergerDep = Annotated[Merger | None, Dependency(skip_validation=True)]
