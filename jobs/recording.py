@@ -56,6 +56,7 @@ def round_result(record: progress.RoundScored) -> RoundResult:
         mean_answer_tokens=record.mean_answer_tokens,
         token_entropy=record.token_entropy,
         peak_memory_bytes=record.peak_memory_bytes,
+        accuracy=record.accuracy,
         # every answer of a round that taught nothing scored alike, so their mean is that score
         uniform_value=record.reward if record.round > 0 and not record.signal else None,
     )

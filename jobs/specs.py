@@ -118,17 +118,14 @@ def _reward_spec(verity: Verity, org_id: UUID, reward: dict[str, Any]) -> Reward
 
 
 def _custom_metric(verity: Verity, org_id: UUID, version_id: str) -> CustomMetricVersion:
-    missing = SpecUnbuildable(
-        f"The reward's custom metric version {version_id} is not registered in this organization. Choose "
-        "another reward metric, or register the metric again and choose its new version."
-    )
+    """The version the run was saved with: archiving it later leaves a saved run alone (000)."""
     try:
-        metric = verity.repository.get(UUID(version_id))
-    except Exception:  # not found, or not an id: the run can't have this reward
-        raise missing from None
-    if not isinstance(metric, CustomMetricVersion) or metric.org_id != org_id:
-        raise missing
-    return metric
+        return verity.get_custom_metric_version(org_id, UUID(str(version_id)))
+    except (ValueError, NotFound):
+        raise SpecUnbuildable(
+            f"The reward's custom metric version {version_id} is not registered in this organization. Choose "
+            "another reward metric."
+        ) from None
 
 
 def _start_adapter(verity: Verity, run: Run) -> StartAdapter | None:

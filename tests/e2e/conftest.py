@@ -22,6 +22,7 @@ import pytest
 from litestar.testing import TestClient
 
 from app.factory import create_app
+from domain.actors import Actor
 from jobs.config import JobsConfig
 from jobs.service import JobsHandle, start
 from migrations import apply_migrations
@@ -29,6 +30,7 @@ from projections.runner import ProjectionRunner
 from verity.config import Settings
 from verity.wiring import build_application, build_read_models, ensure_default_organization
 
+TESTER = Actor("person", "owner@localhost", "owner@localhost")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MATH_PAIRS = {"preset": "verifiable", "metric": "math_pairs", "synthetic_prompts": 16, "format_bonus": False}
 # Fast on a loaded 2-core CPU; the tiny model learns at 3e-4 to 5e-4 (the product's 5e-6 is for real models).
@@ -74,6 +76,15 @@ def tiny_model_dir() -> Path:
         except OSError:
             shutil.rmtree(building, ignore_errors=True)
     return target
+
+
+def eventually(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return condition()
 
 
 def free_port() -> int:
@@ -133,6 +144,10 @@ class Site:
             time.sleep(0.3)
         raise AssertionError(f"run {run_id} never got there; it is {self.run(run_id)['status_line']}")
 
+    @staticmethod
+    def eventually(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
+        return eventually(condition, timeout)
+
     def wait_ended(self, run_id: UUID, timeout: float = 150) -> dict:
         return self.wait(run_id, lambda run: run["state"] in ENDED, timeout)
 
@@ -146,12 +161,15 @@ def _serve(settings: Settings, config: JobsConfig, on_child=None) -> Iterator[Si
     apply_migrations(settings)
     verity = build_application(settings)
     read_models = build_read_models(settings, migrate=False)
-    ensure_default_organization(settings, verity, read_models)
+    org_id, _ = ensure_default_organization(settings, verity, read_models)
     runner = ProjectionRunner(verity, read_models)
     runner.run_once()
     handle = start(settings, verity, read_models, config=config, on_child=on_child)
     app = create_app(verity, read_models, runner=runner, launcher=handle.launch)
     with TestClient(app) as client:
+        if hasattr(verity, "issue_token"):  # the API as a script uses it: with an owner's token
+            issued = verity.issue_token(org_id, "end-to-end tests", "owner", TESTER, "owner")
+            client.headers["Authorization"] = f"Bearer {issued.text}"
         site = Site(settings, client, handle, verity, read_models)
         try:
             yield site

@@ -42,3 +42,19 @@ def test_a_full_run_trains_every_round_and_keeps_its_best_adapter(embedded: Site
     rounds = embedded.client.get(f"/api/runs/{run_id}/rounds")
     if rounds.status_code == 200:  # the rounds endpoint is the console's; its log lines are the product's
         assert rounds.json()[0]["log_line"].startswith("Round 2 of 2: reward ")
+
+
+def test_a_trial_runs_one_round_and_reports_its_measures(embedded: Site) -> None:
+    trial_id = embedded.save(kind="trial", rounds=20)
+    embedded.launch(trial_id)
+
+    trial = embedded.wait_ended(trial_id)
+
+    assert trial["state"] == "completed", trial.get("failure")
+    assert trial["rounds_done"] == 1
+    report = trial["trial_report"]
+    assert report["finished"] and report["full_training_rounds"] == 20
+    assert report["formatting"] == "8 of 8 prompts well formed"
+    assert report["full_gpu_cost"] is None  # the embedded worker declares no price
+    assert any("The estimate holds" in line for line in report["advice"])
+    assert [e["event_type"] for e in embedded.timeline(trial_id)][-2:] == ["TrialReported", "Completed"]
