@@ -15,6 +15,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.plugins.htmx import HTMXPlugin
 
+from app import datasets, metrics
 from app.events.api import EventsApiController
 from app.runs.api import RunsApiController
 from app.runs.pages import RunsPageController
@@ -55,10 +56,14 @@ def create_app(
     own_writes = OwnWrites(read_models, runner)
     api = Router(
         path="/api",
-        route_handlers=[RunsApiController, EventsApiController],
+        route_handlers=[RunsApiController, EventsApiController, *datasets.API_CONTROLLERS, *metrics.API_CONTROLLERS],
         exception_handlers=API_ERROR_HANDLERS,
     )
-    pages = Router(path="/", route_handlers=[home, RunsPageController], exception_handlers=PAGE_ERROR_HANDLERS)
+    pages = Router(
+        path="/",
+        route_handlers=[home, RunsPageController, *datasets.PAGE_CONTROLLERS, *metrics.PAGE_CONTROLLERS],
+        exception_handlers=PAGE_ERROR_HANDLERS,
+    )
     return Litestar(
         route_handlers=[api, pages, static_files_router(), plotly_js],
         dependencies={
