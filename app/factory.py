@@ -9,13 +9,25 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from uuid import UUID
 
-from litestar import Litestar, Router
+from litestar import Litestar, Request, Router
+from litestar.datastructures import State
 from litestar.di import Provide
+from litestar.exceptions import NotAuthorizedException, TooManyRequestsException
+from litestar.middleware import DefineMiddleware
+from litestar.middleware.rate_limit import RateLimitConfig
+from litestar.middleware.session.client_side import CookieBackendConfig
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.plugins.htmx import HTMXPlugin
 
 from app import datasets, metrics
+from app.auth.config import AuthConfig
+from app.auth.connections import ConnectionsController
+from app.auth.errors import sign_in_first, too_many
+from app.auth.guard import signed_in
+from app.auth.pages import sign_in, sign_in_page, sign_out
+from app.auth.protection import BearerOrCsrfMiddleware, add_security_headers, csrf_config
+from app.auth.settings import SettingsController
 from app.events.api import EventsApiController
 from app.runs.api import RunsApiController
 from app.runs.pages import RunsPageController
@@ -37,6 +49,13 @@ def _launch_nothing(run_id: UUID) -> None:
     """The default launcher: the run stays Launched until a job system (a later issue) picks it up."""
 
 
+AUTH_PAGES = [sign_in_page, sign_in, sign_out, SettingsController, ConnectionsController]
+
+
+def _is_sign_in_attempt(request: Request) -> bool:
+    return request.method == "POST" and request.url.path == "/sign-in"
+
+
 def create_app(
     verity: Verity,
     read_models: ReadModels,
@@ -45,13 +64,16 @@ def create_app(
     launcher: Launcher | None = None,
     storage: FileStorage | None = None,
     merger: Merger | None = None,
+    auth: AuthConfig | None = None,
     debug: bool = False,
 ) -> Litestar:
     """The console. When a `runner` is given, the app starts it on start-up and stops it on shutdown.
 
     `storage` is where runs write rollouts and adapters (the run page reads samples and adapters from it);
     `merger` sends a finished run's Merge model job (the jobs plug it in; without it, Merge model is refused).
+    `auth` holds the secret key and cookie settings; without one, a random key lives as long as the app.
     """
+    auth = auth or AuthConfig()
     launch = launcher or _launch_nothing
     own_writes = OwnWrites(read_models, runner)
     api = Router(
@@ -61,8 +83,18 @@ def create_app(
     )
     pages = Router(
         path="/",
-        route_handlers=[home, RunsPageController, *datasets.PAGE_CONTROLLERS, *metrics.PAGE_CONTROLLERS],
-        exception_handlers=PAGE_ERROR_HANDLERS,
+        route_handlers=[
+            home, RunsPageController, *datasets.PAGE_CONTROLLERS, *metrics.PAGE_CONTROLLERS, *AUTH_PAGES,
+        ],
+        exception_handlers={**PAGE_ERROR_HANDLERS, NotAuthorizedException: sign_in_first},
+    )
+    sessions = CookieBackendConfig(
+        secret=auth.session_secret, httponly=True, samesite="lax", secure=auth.secure_cookies,
+        max_age=auth.session_days * 86_400,
+    )
+    sign_in_rate = RateLimitConfig(
+        rate_limit=("minute", auth.sign_in_attempts_per_minute), check_throttle_handler=_is_sign_in_attempt,
+        set_rate_limit_headers=False,
     )
     return Litestar(
         route_handlers=[api, pages, static_files_router(), plotly_js],
@@ -74,7 +106,17 @@ def create_app(
             "storage": Provide(lambda: storage, use_cache=True, sync_to_thread=False),
             "merger": Provide(lambda: merger, use_cache=True, sync_to_thread=False),
             "identity": Provide(provide_identity, sync_to_thread=True),
+            "auth": Provide(lambda: auth, use_cache=True, sync_to_thread=False),
         },
+        state=State({"verity": verity}),
+        guards=[signed_in],
+        middleware=[
+            sessions.middleware,
+            DefineMiddleware(BearerOrCsrfMiddleware, config=csrf_config(auth.csrf_secret, auth.secure_cookies)),
+            sign_in_rate.middleware,
+        ],
+        before_send=[add_security_headers],
+        exception_handlers={TooManyRequestsException: too_many},
         plugins=[HTMXPlugin()],
         template_config=template_config(),
         openapi_config=OpenAPIConfig(

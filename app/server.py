@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import logging
+import os
 
 import uvicorn
 
+from app.auth.config import AuthConfig
 from app.factory import create_app
 from migrations import apply_migrations
 from projections.runner import ProjectionRunner
 from verity.config import Settings
+from verity.first_owner import admin_email, ensure_first_owner, sign_in_words
+from verity.secrets import secret_key
+from verity.storage import open_storage
 from verity.wiring import build_application, build_read_models, ensure_default_organization
 
 log = logging.getLogger(__name__)
@@ -22,8 +27,17 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000) -> None
         log.info("Applied migrations: %s", ", ".join(applied))
     verity = build_application(settings)
     read_models = build_read_models(settings, migrate=False)
-    ensure_default_organization(settings, verity, read_models)
+    org_id, _ = ensure_default_organization(settings, verity, read_models)
+    password = ensure_first_owner(settings, verity, org_id)
+    if password is not None:
+        # print, not log: the password must reach the person starting the console and no log collector
+        print(sign_in_words(admin_email(), password, settings, f"http://{host}:{port}"), flush=True)
     runner = ProjectionRunner(verity, read_models)
     runner.run_once()  # catch up before the first request, so the Default organization is there to act in
-    app = create_app(verity, read_models, runner=runner)
+    auth = AuthConfig(
+        secret_key=secret_key(settings),
+        # Secure cookies need https; the embedded default serves http on 127.0.0.1.
+        secure_cookies=os.environ.get("VERITY_SECURE_COOKIES", "").strip().lower() in ("1", "true", "yes"),
+    )
+    app = create_app(verity, read_models, runner=runner, storage=open_storage(settings), auth=auth)
     uvicorn.run(app, host=host, port=port, log_level="info")

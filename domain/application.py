@@ -20,6 +20,7 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError
 
+from domain.access.commands import AccessCommands
 from domain.actors import TRAINER, Actor
 from domain.custom_metric_commands import CustomMetricCommands
 from domain.datasets.commands import DatasetCommands
@@ -50,7 +51,7 @@ def vision_refusal(model: str) -> str:
     return f"RL trains text models. {model} is a vision model: choose SFT or DPO, or a text model."
 
 
-class Verity(DatasetCommands, CustomMetricCommands, Application):
+class Verity(AccessCommands, DatasetCommands, CustomMetricCommands, Application):
     name = "Verity"
     log_section_size = 1000  # projections read the log in pages of up to 1,000 events
 

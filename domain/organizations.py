@@ -8,6 +8,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 from eventsourcing.domain import Aggregate, event
 
 PLANS = ("free", "pro")
+ROLES = ("owner", "member", "viewer")
 VERITY_NAMESPACE = uuid5(NAMESPACE_URL, "https://verity.local/")
 
 
@@ -22,6 +23,7 @@ class Organization(Aggregate):
     def __init__(self, name: str, plan: str, actor: dict[str, str]) -> None:
         self.name = name
         self.plan = plan
+        self.members: dict[str, dict[str, str]] = {}  # account id → {"email", "role"}
 
     @property
     def org_id(self) -> UUID:
@@ -38,6 +40,26 @@ class Organization(Aggregate):
     @event("PlanChanged")
     def _plan_changed(self, plan: str, actor: dict[str, str]) -> None:
         self.plan = plan
+
+    # --- members (checked by the application's commands before these record) -----------------------------
+    def role_of(self, account_id: UUID) -> str | None:
+        member = self.members.get(str(account_id))
+        return member["role"] if member else None
+
+    def owners(self) -> list[str]:
+        return [account for account, member in self.members.items() if member["role"] == "owner"]
+
+    @event("MemberAdded")
+    def add_member(self, account_id: str, email: str, role: str, actor: dict[str, str]) -> None:
+        self.members[account_id] = {"email": email, "role": role}
+
+    @event("RoleChanged")
+    def change_role(self, account_id: str, role: str, actor: dict[str, str]) -> None:
+        self.members[account_id]["role"] = role
+
+    @event("MemberRemoved")
+    def remove_member(self, account_id: str, actor: dict[str, str]) -> None:
+        self.members.pop(account_id, None)
 
 
 class Project(Aggregate):

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from domain.runs import messages
+from projections.access import AccessReads
 from projections.catalog_reads import CatalogReads
 from projections.rows import (
     FeedEntry,
@@ -55,6 +56,10 @@ class ReadModels(Protocol):
     def position(self) -> int: ...
     def wait_for(self, position: int, timeout: float = 5.0) -> bool: ...
     def apply(self, events: Sequence[Event]) -> int: ...
+    # who may do what (projections/access.py)
+    def members(self, org_id: UUID) -> list[Any]: ...
+    def memberships_of(self, account_id: UUID) -> list[Any]: ...
+    def api_tokens(self, org_id: UUID) -> list[Any]: ...
 
 
 LIVE_STATES = ("queued", "preparing", "training", "saving_adapter")
@@ -75,7 +80,7 @@ def _json(value: str | None) -> Any:
     return json.loads(value) if value else None
 
 
-class TableReadModels(CatalogReads):
+class TableReadModels(AccessReads, CatalogReads):
     def __init__(self, tables: Tables, projections: list[Projection] | None = None) -> None:
         self.tables = tables
         self.projections = projections or all_projections()

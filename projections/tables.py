@@ -25,7 +25,10 @@ TABLE_KEYS: dict[str, tuple[str, ...]] = {
     "rollout_files": ("run_id", "round_number"),
     "timeline": ("log_position",),
     "feed": ("log_position",),
-    # the catalog (migrations/002): datasets and custom metrics with their versions
+    # who may do what (migrations/003_access.sql)
+    "memberships": ("org_id", "account_id"),
+    "api_tokens": ("id",),
+    # the catalog (migrations/004): datasets and custom metrics with their versions
     "datasets": ("id",),
     "dataset_versions": ("id",),
     "custom_metrics": ("id",),

@@ -489,6 +489,10 @@ def sentence(e: Event, who: str, total_rounds: int) -> str:
     return f"{who}: {e.type}."
 
 
+# Secrets and their hashes stay in the event store: the feed never carries them, even where an event has one.
+NEVER_IN_FEED = frozenset({"password_hash", "token_sha256", "secret_ciphertext", "password", "secret"})
+
+
 class Feed(Projection):
     """Every event of an organization, in order, as JSON-able data."""
 
@@ -498,7 +502,7 @@ class Feed(Projection):
         place = tx.get("directory", {"aggregate_id": str(event.aggregate_id)})
         if place is None:
             return
-        data = {key: value for key, value in event.data.items() if key != "actor"}
+        data = {key: value for key, value in event.data.items() if key != "actor" and key not in NEVER_IN_FEED}
         tx.upsert(
             "feed",
             {
@@ -514,6 +518,12 @@ class Feed(Projection):
         )
 
 
+def access_projections() -> list[Projection]:
+    from projections.access import Access  # it builds on this module's Projection
+
+    return [Access()]
+
+
 def all_projections() -> list[Projection]:
     """In the order they apply each page: the directory first."""
     return [
@@ -524,6 +534,7 @@ def all_projections() -> list[Projection]:
         Rounds(),
         Samples(),
         Timeline(),
+        *access_projections(),  # members and API tokens (projections/access.py)
         *catalog_projections(),  # datasets and custom metrics (projections/catalog.py), before the feed
         Feed(),
     ]

@@ -57,6 +57,41 @@ def worker(queues: tuple[str, ...]) -> None:
     run_worker(Settings.from_env(), list(queues) or None)
 
 
+@main.group()
+def token() -> None:
+    """API tokens: each acts in one organization with one role; shown once, stored as a SHA-256."""
+
+
+@token.command("create")
+@click.option("--name", required=True, help="What uses the token, such as a script or an agent.")
+@click.option("--role", type=click.Choice(["owner", "member", "viewer"]), default="member", show_default=True)
+@click.option("--organization", default="Default", show_default=True, help="The organization's name.")
+def create_token(name: str, role: str, organization: str) -> None:
+    """Issue an API token and print it once."""
+    from domain.organizations import Organization
+    from verity.wiring import SETUP, build_application
+
+    verity = build_application(Settings.from_env())
+    issued = verity.issue_token(Organization.create_id(organization), name, role, SETUP, "owner")
+    click.echo(issued.text)
+    click.echo(f"Token {issued.id} for {organization} as {role}: shown only this once.", err=True)
+
+
+@token.command("revoke")
+@click.argument("token_id")
+@click.option("--organization", default="Default", show_default=True, help="The organization's name.")
+def revoke_token(token_id: str, organization: str) -> None:
+    """Revoke a token by its id."""
+    from uuid import UUID
+
+    from domain.organizations import Organization
+    from verity.wiring import SETUP, build_application
+
+    verity = build_application(Settings.from_env())
+    verity.revoke_token(Organization.create_id(organization), UUID(token_id), SETUP, "owner")
+    click.echo(f"Revoked token {token_id}.")
+
+
 @main.group("tiny-model")
 def tiny_model() -> None:
     """The project's own tiny model, used by the demo and the tests."""

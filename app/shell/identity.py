@@ -1,32 +1,88 @@
-"""Who is asking. Until sign-in exists, every request acts as the owner of the Default organization.
+"""Who is asking: a person signed in with a session cookie, or a script with an API token.
 
-This is the one place that decides it: a later issue replaces `provide_identity` with the signed-in member.
+`authenticate` decides it once per request (the app-wide guard in app/auth/guard.py calls it and keeps the
+answer on the request); `provide_identity` is the dependency handlers ask for.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 from uuid import UUID
 
-from app.shell.dependencies import ReadModelsDep
+from litestar.connection import ASGIConnection
+from litestar.exceptions import NotAuthorizedException
+
 from domain.actors import Actor
+from domain.application import Verity
 from domain.errors import NotFound
 
-DEFAULT_ORGANIZATION = "Default"
-OWNER = Actor("person", "owner@localhost", "owner@localhost")
+Role = Literal["owner", "member", "viewer"]
+SIGN_IN_NEEDED = "Sign in to continue."
+TOKEN_REFUSED = "This API token is unknown or revoked."
 
 
 @dataclass(frozen=True)
 class Identity:
     actor: Actor
     organization_id: UUID
-    role: Literal["owner", "member", "viewer"]
+    role: Role
+    organization_name: str = ""
+    plan: str = "pro"
+    account_id: UUID | None = None  # the person's account; None for a token
+
+    @property
+    def is_owner(self) -> bool:
+        return self.role == "owner"
+
+    @property
+    def has_rl(self) -> bool:
+        return self.plan == "pro"
 
 
-def provide_identity(read_models: ReadModelsDep) -> Identity:
-    organizations = read_models.organizations()
-    if not organizations:
-        raise NotFound("There is no organization yet. Start the console with `verity serve` to create one.")
-    chosen = next((org for org in organizations if org.name == DEFAULT_ORGANIZATION), organizations[0])
-    return Identity(actor=OWNER, organization_id=chosen.id, role="owner")
+def bearer_token(connection: ASGIConnection[Any, Any, Any, Any]) -> str | None:
+    scheme, _, value = connection.headers.get("authorization", "").partition(" ")
+    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+
+def authenticate(connection: ASGIConnection[Any, Any, Any, Any], verity: Verity) -> Identity:
+    """The caller's identity, or NotAuthorizedException (401). A bearer token wins over a session cookie."""
+    text = bearer_token(connection)
+    if text is not None:
+        token = verity.token_for(text)
+        if token is None:
+            raise NotAuthorizedException(TOKEN_REFUSED)
+        organization = verity.get_organization(token.org_id)
+        return Identity(
+            actor=Actor("token", str(token.id), f"token {token.name}"),
+            organization_id=token.org_id,
+            role=token.role,
+            organization_name=organization.name,
+            plan=organization.plan,
+        )
+    session = connection.scope.get("session") or {}
+    try:
+        account_id, org_id = UUID(session["account"]), UUID(session["org"])
+    except (KeyError, TypeError, ValueError):
+        raise NotAuthorizedException(SIGN_IN_NEEDED) from None
+    account = verity.get_account(account_id)
+    try:
+        organization = verity.get_organization(org_id)
+    except NotFound:
+        raise NotAuthorizedException(SIGN_IN_NEEDED) from None
+    role = organization.role_of(account_id) if account is not None else None
+    if role is None:  # removed from the organization since signing in
+        raise NotAuthorizedException(SIGN_IN_NEEDED)
+    return Identity(
+        actor=Actor("person", account.email, account.email),
+        organization_id=org_id,
+        role=role,
+        organization_name=organization.name,
+        plan=organization.plan,
+        account_id=account_id,
+    )
+
+
+def provide_identity(request: ASGIConnection[Any, Any, Any, Any], verity: Verity) -> Identity:
+    known = request.scope.get("state", {}).get("identity")
+    return known if isinstance(known, Identity) else authenticate(request, verity)

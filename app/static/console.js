@@ -2,6 +2,25 @@
 (function () {
   "use strict";
 
+  // Every change carries the CSRF token: htmx requests in a header, plain forms in a hidden field.
+  function csrfToken() {
+    var meta = document.querySelector('meta[name="csrf-token"]');
+    return meta ? meta.getAttribute("content") : "";
+  }
+  document.addEventListener("htmx:configRequest", function (event) {
+    event.detail.headers["X-CSRFToken"] = csrfToken();
+  });
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (form instanceof HTMLFormElement && form.method.toLowerCase() === "post" && !form.elements._csrf_token) {
+      var field = document.createElement("input");
+      field.type = "hidden";
+      field.name = "_csrf_token";
+      field.value = csrfToken();
+      form.appendChild(field);
+    }
+  }, true);
+
   // A form with data-confirm asks before it submits (the launch confirmation).
   document.addEventListener("submit", function (event) {
     var form = event.target;

@@ -15,6 +15,7 @@ import httpx
 import pytest
 from litestar.testing import TestClient
 
+from app.auth.testing import sign_in_as
 from app.factory import create_app
 from domain.actors import Actor
 from domain.application import Verity
@@ -87,6 +88,7 @@ def _console(settings: Settings) -> Iterator[Console]:
     launched: list[UUID] = []
     app = create_app(verity, read_models, runner=runner, launcher=launched.append, debug=True)
     with TestClient(app) as client:
+        sign_in_as(client, verity, read_models, org_id)  # the owner of Default, signed in with a session
         yield Console(client, verity, read_models, org_id, project_id, launched)
 
 

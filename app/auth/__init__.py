@@ -1,0 +1,1 @@
+"""Sign-in, sessions, API tokens, CSRF, security headers and the owner's settings pages."""

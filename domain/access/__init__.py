@@ -1,0 +1,1 @@
+"""Who may do what: accounts that sign in, API tokens, an organization's storage and its training providers."""
