@@ -7,6 +7,8 @@ import json
 import pytest
 
 NUMERIC = {"preset": "numeric", "metric": "numeric_accuracy"}
+IMAGE_PART = {"type": "image_url", "image_url": {"url": "x.png"}}
+WITH_AN_IMAGE = {"messages": [{"role": "user", "content": [IMAGE_PART]}, {"role": "assistant", "content": "1"}]}
 
 
 def chat(question: str, reference: str) -> dict:
@@ -72,9 +74,7 @@ def test_at_most_twenty_bad_references_are_named(console):
     ("splits", "message"),
     [
         (
-            {"train": jsonl({"messages": [
-                {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x.png"}}]},
-                {"role": "assistant", "content": "1"}]})},  # fmt: skip
+            {"train": jsonl(WITH_AN_IMAGE)},
             "RL trains on text, and this version has images. Choose a version in text only, or SFT or DPO.",
         ),
         (
