@@ -10,6 +10,7 @@ from uuid import UUID
 import pytest
 from litestar.testing import TestClient
 
+from app.auth.testing import sign_in_as
 from app.factory import create_app
 from domain.application import Verity
 from projections.runner import ProjectionRunner
@@ -57,6 +58,7 @@ def _console(settings: Settings) -> Iterator[Console]:
     storage = open_storage(settings)
     app = create_app(verity, read_models, runner=runner, storage=storage, debug=True)
     with TestClient(app) as client:
+        sign_in_as(client, verity, read_models, org_id)  # the owner of Default, with a session and a CSRF header
         yield Console(client, verity, read_models, storage, org_id, project_id)
 
 
