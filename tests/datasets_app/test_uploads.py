@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 
 import pytest
 
@@ -150,3 +151,22 @@ def test_a_new_dataset_needs_a_name_of_its_own(console):
     assert again.json()["errors"] == {"name": "A dataset named arithmetic already exists."}
     page = console.client.post("/datasets", data={"name": ""})
     assert page.status_code == 422 and "Name the dataset." in page.text
+
+
+def test_a_browser_uploads_with_the_forms_own_csrf_token(console):
+    """No script sets a header in a browser: the multipart form carries the token itself."""
+    dataset_id = console.new_dataset()
+    form = console.client.get(f"/datasets/{dataset_id}/upload").text
+    token = re.search(r'name="_csrf_token" value="([^"]+)"', form).group(1)
+    header = console.client.headers.pop("x-csrftoken")
+    try:
+        answer = console.client.post(
+            f"/datasets/{dataset_id}/versions",
+            data={"_csrf_token": token},
+            files=_files(train=GOOD_TRAIN),
+            follow_redirects=False,
+        )
+    finally:
+        console.client.headers["x-csrftoken"] = header
+    assert answer.status_code == 303, answer.text
+    assert "Datasets" in console.client.get(answer.headers["location"]).text  # the nav leads back
