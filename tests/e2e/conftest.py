@@ -142,7 +142,8 @@ class Site:
             if until(run):
                 return run
             time.sleep(0.3)
-        raise AssertionError(f"run {run_id} never got there; it is {self.run(run_id)['status_line']}")
+        run = self.run(run_id)
+        raise AssertionError(f"run {run_id} never got there; it is {run['status_line']}: {run.get('failure')}")
 
     @staticmethod
     def eventually(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
@@ -153,8 +154,13 @@ class Site:
 
     def wait_training(self, run_id: UUID, round_number: int = 1, timeout: float = 90) -> dict:
         """Until the run is inside round `round_number` (the previous round is scored)."""
-        return self.wait(run_id, lambda run: run["state"] == "training" and run["rounds_done"] >= round_number - 1
-                         and run["best_round"] is not None, timeout)
+        def inside(run: dict) -> bool:
+            if run["state"] in ENDED:
+                raise AssertionError(f"run {run_id} ended first: {run['status_line']}: {run.get('failure')}")
+            scored_round_0 = run["best_round"] is not None
+            return run["state"] == "training" and scored_round_0 and run["rounds_done"] >= round_number - 1
+
+        return self.wait(run_id, inside, timeout)
 
 
 def _serve(settings: Settings, config: JobsConfig, on_child=None) -> Iterator[Site]:
@@ -194,10 +200,16 @@ def trainer_children() -> list[subprocess.Popen]:
 
 
 @pytest.fixture
-def embedded(sqlite_settings: Settings, tiny_model_dir: Path, trainer_children) -> Iterator[Site]:
+def jobs_config() -> JobsConfig:
+    """The jobs' timings; a test module overrides this fixture to shrink its Time limits."""
+    return FAST
+
+
+@pytest.fixture
+def embedded(sqlite_settings: Settings, tiny_model_dir: Path, trainer_children, jobs_config) -> Iterator[Site]:
     """The embedded default: SQLite, the in-process worker on an in-memory broker, storage in the data folder."""
     _link_tiny_model(sqlite_settings, tiny_model_dir)
-    yield from _serve(sqlite_settings, FAST, on_child=trainer_children.append)
+    yield from _serve(sqlite_settings, jobs_config, on_child=trainer_children.append)
 
 
 # --- production shape ------------------------------------------------------------------------------------------
