@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from app.datasets.choices import dataset_version_choices
+from app.metrics.choices import custom_reward_choices
 from app.runs.form import SECTIONS, RunForm, as_text
 from app.shell.identity import Identity
 from domain.errors import SettingsInvalid
@@ -48,11 +50,13 @@ def configure_context(
         form = RunForm.from_draft(draft or RunDraft(), project=str(projects[0].id) if projects else "")
     else:
         form = RunForm(values=dict(values), errors=dict(errors or {}))
+    form = replace(form, custom_metrics=tuple(custom_reward_choices(read_models, identity.organization_id)))
     return {
         "form": form,
         "sections": SECTIONS,
         "projects": projects,
         "start_from": _start_from_choices(read_models, identity),
+        "dataset_versions": dataset_version_choices(read_models, identity.organization_id),
         "summary": training_summary(form, projects),
         "identity": identity,
         "section": "runs",
@@ -71,7 +75,11 @@ def summary_context(
     reward_error = _reward_problem(values)
     if reward_error:
         errors.setdefault("reward", reward_error)
-    form = RunForm(values=dict(values), errors=errors)
+    form = RunForm(
+        values=dict(values),
+        errors=errors,
+        custom_metrics=tuple(custom_reward_choices(read_models, identity.organization_id)),
+    )
     projects = read_models.projects(identity.organization_id)
     return {
         "form": form,

@@ -60,6 +60,8 @@ class RunForm:
 
     values: Mapping[str, str]
     errors: Mapping[str, str] = field(default_factory=dict)
+    # ("custom.<version id>", "name (v3) · custom metric"): listed in Reward metric after the built-in ones (000)
+    custom_metrics: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_draft(cls, draft: RunDraft, project: str = "") -> RunForm:
@@ -74,7 +76,8 @@ class RunForm:
     @property
     def form_errors(self) -> list[str]:
         """Messages that belong to no field on the form, shown above it."""
-        placed = {f.name for section in SECTIONS for f in self.section(section)} | {"name", "kind", "project"}
+        placed = {f.name for section in SECTIONS for f in self.section(section)}
+        placed |= {"name", "kind", "project", "dataset_version"}
         return [message for key, message in self.errors.items() if key not in placed]
 
     @property
@@ -104,7 +107,7 @@ class RunForm:
 
     def _reward_fields(self) -> list[FormField]:
         preset = self.preset
-        metric_choices = tuple(METRICS[preset].items())
+        metric_choices = tuple(METRICS[preset].items()) + self.custom_metrics
         fields_ = [
             FormField(
                 "reward_preset",

@@ -114,3 +114,11 @@ def test_on_postgresql_an_upload_browses_and_a_bad_reference_is_refused(postgres
         f"datasets/{version_id}/train.jsonl",
         f"datasets/{version_id}/validation.jsonl",
     ]
+
+
+def test_the_configure_form_offers_the_versions_rl_can_use(console, arithmetic):
+    usable = upload(console, **arithmetic)
+    without_validation = upload(console, train=jsonl(chat("q", "1")))
+    form = console.client.get("/runs/new").text
+    assert f'<option value="{usable}"' in form and "set 0 v1 · 12 training, 2 validation" in form
+    assert without_validation not in form

@@ -100,3 +100,12 @@ def test_a_reward_naming_another_organizations_or_no_version_is_refused(console)
     assert refused.json()["errors"] == {
         "reward": "There is no custom metric version 7b1e2f9c-0000-4000-8000-000000000000 in this organization."
     }
+
+
+def test_the_configure_form_lists_active_custom_metrics_after_the_built_in_ones(console):
+    v1 = console.client.post("/api/custom-metrics", json={"name": "exact_year", "source": EXACT_YEAR}).json()
+    form = html.unescape(console.client.get("/runs/new").text)
+    built_in, custom = form.index(">Boxed-answer accuracy<"), form.index(">exact_year (v1) · custom metric<")
+    assert built_in < custom
+    console.client.post(f"/api/custom-metric-versions/{v1['id']}/archive")
+    assert "exact_year (v1)" not in console.client.get("/runs/new").text
