@@ -16,6 +16,7 @@ from app.shell.identity import Identity
 from projections.rows import FeedEntry
 
 MAX_PAGE = 1000
+MAX_POSITION = 2**63 - 1  # positions are BIGINT: a larger `after` is refused (422), not sent to the database
 
 
 class FeedPage(msgspec.Struct):
@@ -32,7 +33,9 @@ class EventsApiController(Controller):
         self,
         read_models: ReadModelsDep,
         identity: Identity,
-        after: Annotated[int, Parameter(ge=0, description="The last position already read (0 for the start).")] = 0,
+        after: Annotated[
+            int, Parameter(ge=0, le=MAX_POSITION, description="The last position already read (0 for the start).")
+        ] = 0,
         limit: Annotated[int, Parameter(ge=1, le=MAX_PAGE, description="At most this many events.")] = 100,
     ) -> FeedPage:
         events = read_models.feed(identity.organization_id, after=after, limit=limit)
