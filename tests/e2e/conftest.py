@@ -240,9 +240,18 @@ _REDIS_DB = iter(range(9, 16))
 
 
 @pytest.fixture
-def redis_url() -> str:
-    """A Redis database of the machine's server, flushed, for this test alone."""
+def broker_server() -> Any:
+    """None: the machine's Redis. A module that restarts its broker gives a server of its own here."""
+    return None
+
+
+@pytest.fixture
+def redis_url(broker_server: Any) -> str:
+    """A Redis database of the machine's server, flushed, for this test alone (or the module's own server)."""
     import redis
+
+    if broker_server is not None:
+        return broker_server.url
 
     db = next(_REDIS_DB)
     redis.Redis(host="127.0.0.1", port=6379, db=db).flushdb()
