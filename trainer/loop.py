@@ -19,10 +19,11 @@ import torch
 from domain.rewards.types import Grader
 from trainer import messages
 from trainer.grpo import (
-    answer_logprobs_and_entropy,
-    build_batch,
+    build_shared_prompt_batch,
     group_advantages,
+    micro_batches,
     policy_loss,
+    shared_prompt_logprobs_and_entropy,
     token_weights,
     varied_groups,
 )
@@ -374,25 +375,21 @@ def update_policy(spec: RunSpec, policy: Policy, optimizer, train_prompts, score
 
     lengths = torch.tensor([len(a.token_ids) for group in scored.answers for a in group])  # [answers]
     weights = token_weights(spec.loss_type, lengths, spec.max_answer_tokens).view(len(scored.answers), -1)
-    kept = [
-        (train_prompts[scored.indices[p]], answer.token_ids, float(advantages[p, j]), float(weights[p, j]))
+    kept = [  # (prompt row, answer tokens, advantage, token weight) of every answer to learn from
+        (p, answer.token_ids, float(advantages[p, j]), float(weights[p, j]))
         for p in range(len(scored.answers)) if learn_from[p]
         for j, answer in enumerate(scored.answers[p])
     ]
-    # longest first, so micro batches hold similar lengths and pad little
-    kept.sort(key=lambda item: len(item[0]) + len(item[1]), reverse=True)
+    prompts = [train_prompts[i] for i in scored.indices]
     optimizer.zero_grad(set_to_none=True)
     total_loss, entropy_sum, entropy_tokens = 0.0, 0.0, 0.0
     policy.model.train()
-    for start in range(0, len(kept), spec.micro_batch_size):
+    for indices in micro_batches([len(prompts[k[0]]) + len(k[1]) for k in kept], spec.micro_batch_size):
         if should_stop():
             raise RoundInterrupted
-        micro = kept[start : start + spec.micro_batch_size]
-        batch = build_batch([m[0] for m in micro], [m[1] for m in micro], policy.pad_id)
-        batch = _to_device(batch, policy.device)
+        micro = [kept[i] for i in indices]
         try:
-            logprobs, entropy = answer_logprobs_and_entropy(policy.model, batch)  # [answers, tokens]
-            mask = batch.answer_mask.to(logprobs.dtype)
+            logprobs, entropy, mask = _micro_batch_logprobs(policy, prompts, micro)  # [answers, tokens]
             loss = policy_loss(
                 logprobs,
                 mask,
@@ -412,6 +409,21 @@ def update_policy(spec: RunSpec, policy: Policy, optimizer, train_prompts, score
     return UpdateResult(
         updated=True, signal=signal, loss=total_loss, token_entropy=entropy_sum / max(entropy_tokens, 1.0)
     )
+
+
+def _micro_batch_logprobs(policy: Policy, prompts: list[list[int]], micro: list[tuple]):
+    """Log-probabilities and entropy of a micro batch's answers, each distinct prompt computed once.
+
+    → logprobs, entropy, mask: [answers, answer_width]
+    """
+    rows = sorted({m[0] for m in micro})
+    row_of = {prompt: row for row, prompt in enumerate(rows)}
+    batch = build_shared_prompt_batch(
+        [prompts[p] for p in rows], [m[1] for m in micro], [row_of[m[0]] for m in micro], policy.pad_id
+    )
+    batch = _to_device(batch, policy.device)
+    logprobs, entropy = shared_prompt_logprobs_and_entropy(policy.model, batch)
+    return logprobs, entropy, batch.answer_mask.to(logprobs.dtype)
 
 
 def _validate(spec, policy: Policy, backend, grader: Grader, validation_prompts, validation, should_stop) -> float:
@@ -546,15 +558,9 @@ def _answer_text(tokenizer, answer: SampledAnswer) -> str:
 def _to_device(batch, device: torch.device):
     if device.type == "cpu":
         return batch
-    from dataclasses import replace
+    from dataclasses import fields, replace
 
-    return replace(
-        batch,
-        input_ids=batch.input_ids.to(device),
-        attention_mask=batch.attention_mask.to(device),
-        position_ids=batch.position_ids.to(device),
-        answer_mask=batch.answer_mask.to(device),
-    )
+    return replace(batch, **{f.name: getattr(batch, f.name).to(device) for f in fields(batch)})
 
 
 def _format_check(spec: RunSpec, tokenizer) -> dict:

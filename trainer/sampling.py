@@ -68,20 +68,13 @@ def is_out_of_memory(error: BaseException) -> bool:
     return isinstance(error, RuntimeError) and "can't allocate memory" in str(error)
 
 
-class _StopWhen:
-    """A generation stopping criterion that ends every sequence once `should_stop()` says so."""
-
-    def __init__(self, should_stop: Callable[[], bool]) -> None:
-        self.should_stop = should_stop
-        self.fired = False
-
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor, **kwargs) -> torch.Tensor:
-        self.fired = self.fired or self.should_stop()
-        return torch.full((input_ids.shape[0],), self.fired, dtype=torch.bool, device=input_ids.device)
-
-
 class TransformersBackend:
-    """Generation with the training model itself (the LoRA adapter applied unmerged), batched, with a KV cache."""
+    """Generation with the training model itself (the LoRA adapter applied unmerged), batched, with a KV cache.
+
+    A hand-written decode loop rather than `generate()`: at temperature 1 with no top-k or top-p there is nothing
+    to configure, and the loop drops every answer that has ended from the batch and its KV cache, so the long
+    tail of one rambling answer does not keep the whole batch computing.
+    """
 
     def __init__(self, model, pad_id: int, end_ids: set[int], device: torch.device, seed: int,
                  max_sequences_per_batch: int = 512) -> None:
@@ -90,48 +83,23 @@ class TransformersBackend:
         self.end_ids = end_ids
         self.device = device
         self.max_sequences_per_batch = max_sequences_per_batch
-        self.generator_seed = seed
-        self.calls = 0
+        self.generator = torch.Generator(device=device).manual_seed(seed)
 
     def adapter_changed(self) -> None:
         """Nothing to do: generation reads the adapter's live weights."""
 
     def sample(self, prompts, answers_per_prompt, max_answer_tokens, greedy, should_stop):
-        from transformers import GenerationConfig, StoppingCriteriaList
-
-        sequences = [list(p) for p in prompts for _ in range(answers_per_prompt)]  # grouped by prompt
-        config = GenerationConfig(
-            do_sample=not greedy,
-            temperature=1.0,
-            top_k=0,
-            top_p=1.0,
-            max_new_tokens=max_answer_tokens,
-            eos_token_id=sorted(self.end_ids),
-            pad_token_id=self.pad_id,
-        )
-        self.calls += 1
-        torch.manual_seed(self.generator_seed * 1_000_003 + self.calls)  # reproducible sampling per call
-        stop = _StopWhen(should_stop)
+        prompts = [list(p) for p in prompts]
+        per_batch = max(1, self.max_sequences_per_batch // answers_per_prompt)
         answers: list[SampledAnswer] = []
         was_training = self.model.training
         self.model.eval()
         try:
-            for start in range(0, len(sequences), self.max_sequences_per_batch):
-                chunk = sequences[start : start + self.max_sequences_per_batch]
-                input_ids, attention_mask = _left_pad(chunk, self.pad_id, self.device)  # [seqs, prompt_width]
+            for start in range(0, len(prompts), per_batch):
+                chunk = prompts[start : start + per_batch]
                 with torch.inference_mode():
-                    output = self.model.generate(
-                        input_ids=input_ids,
-                        attention_mask=attention_mask,
-                        generation_config=config,
-                        stopping_criteria=StoppingCriteriaList([stop]),
-                    )  # [seqs, prompt_width + generated]
-                if stop.fired:
-                    raise SamplingInterrupted("the time limit came while sampling")
-                generated = output[:, input_ids.shape[1] :].tolist()
+                    generated = self._decode(chunk, answers_per_prompt, max_answer_tokens, greedy, should_stop)
                 answers.extend(split_answer(g, self.end_ids, max_answer_tokens) for g in generated)
-        except SamplingInterrupted:
-            raise
         except (RuntimeError, MemoryError) as error:
             if is_out_of_memory(error):
                 raise SamplingOutOfMemory(str(error)) from error
@@ -139,6 +107,57 @@ class TransformersBackend:
         finally:
             self.model.train(was_training)
         return [answers[i : i + answers_per_prompt] for i in range(0, len(answers), answers_per_prompt)]
+
+    def _decode(self, prompts: list[list[int]], copies: int, max_answer_tokens: int, greedy: bool, should_stop):
+        """→ the generated token ids of `copies` answers to each prompt (grouped by prompt), each ending with an
+        end token or at the longest length. Each prompt is read once; its KV cache is copied per answer."""
+        input_ids, attention_mask = _left_pad(prompts, self.pad_id, self.device)  # [prompts, prompt_width]
+        positions = (attention_mask.cumsum(dim=1) - 1).clamp(min=0)  # [prompts, prompt_width]
+        output = self.model(
+            input_ids=input_ids, attention_mask=attention_mask, position_ids=positions, use_cache=True
+        )
+        cache = output.cache
+        copy_of = torch.arange(len(prompts), device=self.device).repeat_interleave(copies)  # [rows]
+        if copies > 1:
+            for layer in cache.layers:
+                layer.batch_select_indices(copy_of)
+        logits = output.logits[:, -1, :][copy_of]  # [rows, vocab]
+        attention_mask = attention_mask[copy_of]  # [rows, prompt_width]
+        next_position = positions[:, -1][copy_of] + 1  # [rows]
+        rows = torch.arange(len(copy_of), device=self.device)  # which answer each live row is
+        generated: list[list[int]] = [[] for _ in rows.tolist()]
+        end_ids = torch.tensor(sorted(self.end_ids), device=self.device)
+        for step in range(max_answer_tokens):
+            if should_stop():
+                raise SamplingInterrupted("the time limit came while sampling")
+            if greedy:
+                tokens = logits.argmax(dim=-1)  # [rows]
+            else:  # temperature 1, every token
+                probabilities = torch.softmax(logits.float(), dim=-1)
+                tokens = torch.multinomial(probabilities, 1, generator=self.generator).squeeze(1)
+            for row, token in zip(rows.tolist(), tokens.tolist(), strict=True):
+                generated[row].append(token)
+            ended = torch.isin(tokens, end_ids)  # [rows]
+            if step == max_answer_tokens - 1 or bool(ended.all()):
+                break
+            if bool(ended.any()):  # drop ended answers from the batch and the cache
+                live = (~ended).nonzero().squeeze(1)
+                for layer in cache.layers:
+                    layer.batch_select_indices(live)
+                tokens, rows = tokens[live], rows[live]
+                attention_mask, next_position = attention_mask[live], next_position[live]
+            attention_mask = torch.cat([attention_mask, attention_mask.new_ones(len(rows), 1)], dim=1)
+            output = self.model(
+                input_ids=tokens.unsqueeze(1),
+                attention_mask=attention_mask,
+                position_ids=next_position.unsqueeze(1),
+                cache=cache,
+                use_cache=True,
+            )
+            cache = output.cache
+            logits = output.logits[:, -1, :]
+            next_position = next_position + 1
+        return generated
 
 
 def _left_pad(sequences: list[list[int]], pad_id: int, device: torch.device):
