@@ -26,20 +26,25 @@ def test_no_input_makes_the_api_fail(site: Site) -> None:
     assert len(operations) >= 10
 
     for operation in operations:
-
-        @given(case=operation.as_strategy())
-        @settings(
-            max_examples=EXAMPLES_PER_OPERATION,
-            deadline=None,
-            derandomize=True,
-            database=None,
-            suppress_health_check=list(HealthCheck),
-        )
-        def fuzz(case, label: str = operation.label) -> None:
-            response = case.call(headers=headers)
-            assert response.status_code != 401, f"{label}: the token was refused"
-            if response.status_code >= 500:
-                failures.append(f"{label} {response.status_code}: {response.text[:300]}")
-
-        fuzz()
+        fuzz_operation(operation, headers, failures)
     assert failures == []
+
+
+def fuzz_operation(operation, headers: dict[str, str], failures: list[str]) -> None:
+    label = operation.label
+
+    @given(case=operation.as_strategy())
+    @settings(
+        max_examples=EXAMPLES_PER_OPERATION,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    def fuzz(case) -> None:
+        response = case.call(headers=headers)
+        assert response.status_code != 401, f"{label}: the token was refused"
+        if response.status_code >= 500:
+            failures.append(f"{label} {response.status_code}: {response.text[:300]}")
+
+    fuzz()
