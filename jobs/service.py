@@ -33,6 +33,7 @@ class JobsHandle:
     jobs: Jobs
     reconciler: PeriodicReconciler
     workers: list[dramatiq.Worker] = field(default_factory=list)
+    stopped: bool = False
 
     @property
     def ctx(self) -> JobContext:
@@ -47,6 +48,9 @@ class JobsHandle:
             log.exception("run %s could not be put on its queue now; the reconciler will try again", run_id)
 
     def stop(self) -> None:
+        if self.stopped:
+            return
+        self.stopped = True
         self.reconciler.stop()
         for worker in self.workers:
             worker.stop()

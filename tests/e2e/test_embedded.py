@@ -58,3 +58,24 @@ def test_a_trial_runs_one_round_and_reports_its_measures(embedded: Site) -> None
     assert report["full_gpu_cost"] is None  # the embedded worker declares no price
     assert any("The estimate holds" in line for line in report["advice"])
     assert [e["event_type"] for e in embedded.timeline(trial_id)][-2:] == ["TrialReported", "Completed"]
+
+
+def test_a_run_launched_but_never_started_goes_back_on_its_queue_when_the_server_starts_again(
+    embedded: Site,
+) -> None:
+    from jobs.service import start
+
+    embedded.handle.stop()  # the server stops: its in-memory queue, and the message on it, are gone
+    run_id = embedded.save(rounds=1)
+    embedded.launch(run_id)
+    assert embedded.run(run_id)["state"] == "queued"
+
+    restarted = start(embedded.settings, embedded.app_verity, embedded.read_models, config=embedded.handle.ctx.config)
+    try:
+        run = embedded.wait_ended(run_id)
+    finally:
+        restarted.stop()
+
+    assert run["state"] == "completed", run.get("failure")
+    queued = [e for e in embedded.timeline(run_id) if e["event_type"] == "Queued"]
+    assert len(queued) == 2  # put on the queue at launch, and again at start-up
