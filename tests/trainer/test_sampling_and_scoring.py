@@ -58,7 +58,7 @@ def test_a_cut_off_answer_scores_zero_without_being_graded(tiny, final_number_gr
     tokenizer = tiny[0]
     right = tokenizer("85", add_special_tokens=False)["input_ids"]
     end = tokenizer.convert_tokens_to_ids("<|im_end|>")
-    answers = [[SampledAnswer(right + [end], cut_off=False), SampledAnswer(right, cut_off=True)]]
+    answers = [[SampledAnswer([*right, end], cut_off=False), SampledAnswer(right, cut_off=True)]]
     scored = score_answers(tokenizer, final_number_grader, answers, ["85"])
     assert scored.rewards.tolist() == [[1.0, 0.0]]
     assert scored.graded == 1
