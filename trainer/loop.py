@@ -30,6 +30,7 @@ from trainer.grpo import (
 from trainer.model_loading import (
     ADAPTER_WEIGHTS,
     Policy,
+    PolicyUnloadable,
     StartAdapterMismatch,
     load_policy,
     load_tokenizer,
@@ -175,8 +176,8 @@ def _run(spec: RunSpec, emit: Emit, grader: Grader | None, clock: Clock, backend
     formatting = _format_check(spec, tokenizer) if spec.trial else {}
     try:
         policy = load_policy(spec, tokenizer)
-    except StartAdapterMismatch as mismatch:
-        raise RunFailed(str(mismatch)) from None
+    except (StartAdapterMismatch, PolicyUnloadable) as problem:
+        raise RunFailed(str(problem)) from None
     backend = backend_factory(spec, policy)
     storage = open_storage(spec.storage)
     optimizer = torch.optim.AdamW(

@@ -21,6 +21,10 @@ class StartAdapterMismatch(RuntimeError):
     """The start adapter's weights are not the ones its run saved."""
 
 
+class PolicyUnloadable(RuntimeError):
+    """The settings ask for something this machine cannot do; the message says what."""
+
+
 @dataclass
 class Policy:
     model: object  # a peft PeftModel
@@ -80,7 +84,7 @@ def load_policy(spec: RunSpec, tokenizer) -> Policy:
             options["device_map"] = {"": 0}
     else:
         if spec.quantization != "none":
-            raise RuntimeError("Quantization (8-bit or 4-bit) needs a GPU; this machine has none.")
+            raise PolicyUnloadable("Quantization (8-bit or 4-bit) needs a GPU; this machine has none.")
         options["dtype"] = torch.float32
     base = AutoModelForCausalLM.from_pretrained(spec.model.path_or_id, **options)
     if "device_map" not in options:

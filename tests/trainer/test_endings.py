@@ -201,3 +201,17 @@ def test_the_memory_notes_are_the_documents_words():
         "Training on a micro batch of 8 answers of up to 512 tokens does not fit in this GPU's memory. "
         "Choose a GPU with more memory, a smaller micro batch size or a shorter longest sampled answer."
     )
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="on a GPU quantization is allowed")
+def test_quantization_without_a_gpu_fails_in_words(run_spec, tmp_path, records):
+    assert not run(run_spec(tmp_path, quantization="4bit", **SMALL), emit=records)
+    assert records.types == ["failed"]
+    assert records[0].message == "Quantization (8-bit or 4-bit) needs a GPU; this machine has none."
+
+
+def test_vllm_without_a_gpu_fails_in_words(run_spec, tmp_path, records):
+    if torch.cuda.is_available():
+        pytest.skip("on a GPU vLLM is allowed")
+    assert not run(run_spec(tmp_path, generation_backend="vllm", **SMALL), emit=records)
+    assert records[-1].message == "The vLLM generation backend needs a GPU; choose Transformers on this machine."
