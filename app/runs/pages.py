@@ -7,30 +7,39 @@ while the run is live, so polling stops by itself once the run has ended.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 from uuid import UUID
 
-from litestar import Controller, get, post
+from litestar import Controller, Response, get, post
 from litestar.enums import RequestEncodingType
-from litestar.params import Body
+from litestar.params import Body, Parameter
 from litestar.plugins.htmx import HTMXRequest, HTMXTemplate
 from litestar.response import Redirect, Template
 
+from app.runs import exports
 from app.runs.configure import configure_context, form_from_submission, summary_context
+from app.runs.exports import AdapterUnavailable, adapter_archive, archive_name
+from app.runs.merging import merge_state
 from app.runs.projects import choose_project
-from app.runs.view import run_page_context
+from app.runs.samples import samples_context
+from app.runs.view import run_page_context, stamp
 from app.shell.commands import OwnWrites
-from app.shell.dependencies import LauncherDep, OwnWritesDep, ReadModelsDep
+from app.shell.dependencies import LauncherDep, MergerDep, OwnWritesDep, ReadModelsDep, StorageDep
 from app.shell.identity import Identity
 from domain.application import Verity
-from domain.errors import NotFound, SettingsInvalid
+from domain.errors import IllegalTransition, NotAllowed, NotFound, SettingsInvalid
+from domain.runs.run import FINISHED_WITH_ADAPTER
 from domain.runs.settings import RunDraft, run_body_from_form
 
 FORM = Body(media_type=RequestEncodingType.URL_ENCODED)
 PARTS = {
     "status": "runs/parts/status.html",
     "summary": "runs/parts/summary.html",
+    "reward": "runs/parts/reward.html",
+    "metrics": "runs/parts/metrics.html",
     "rounds": "runs/parts/rounds.html",
+    "logs": "runs/parts/logs.html",
     "overview": "runs/parts/overview.html",
     "timeline": "runs/parts/timeline.html",
 }
@@ -47,12 +56,24 @@ class RunsPageController(Controller):
 
     # --- Configure a run ------------------------------------------------------------------------------------
     @get("/new", name="runs:configure", sync_to_thread=True)
-    def configure(self, read_models: ReadModelsDep, identity: Identity, from_run: UUID | None = None) -> Template:
-        """The form with every default, or with another run's settings (Configure the full run, Duplicate)."""
+    def configure(
+        self,
+        read_models: ReadModelsDep,
+        identity: Identity,
+        from_run: UUID | None = None,
+        start_run: UUID | None = None,
+    ) -> Template:
+        """The form with every default, or with another run's settings (Configure the full run), or set to
+        continue a finished run's adapter (Start another run from this adapter)."""
         draft = RunDraft(kind="full")
         if from_run is not None:
             source = _found(read_models.run(identity.organization_id, from_run))
             draft = RunDraft.from_saved(source.settings).with_values(kind="full", name=source.name)
+        if start_run is not None:
+            source = _found(read_models.run(identity.organization_id, start_run))
+            draft = RunDraft.from_saved(source.settings).with_values(
+                kind="full", name=f"{source.name or 'run'} · continued", start_run=str(source.id)
+            )
         return Template("runs/configure.html", context=configure_context(read_models, identity, draft=draft))
 
     @post("/", name="runs:save", sync_to_thread=True)
@@ -92,24 +113,103 @@ class RunsPageController(Controller):
 
     # --- the run page and its parts -------------------------------------------------------------------------
     @get("/{run_id:uuid}", name="runs:detail", sync_to_thread=True)
-    def detail(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Template:
-        return _run_page(request, read_models, identity, run_id, part="overview", tab="overview")
+    def detail(
+        self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity, storage: StorageDep
+    ) -> Response:
+        return _run_page(request, read_models, identity, run_id, part="overview", tab="overview", storage=storage)
 
     @get("/{run_id:uuid}/timeline", name="runs:timeline", sync_to_thread=True)
-    def timeline(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Template:
+    def timeline(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Response:
         return _run_page(request, read_models, identity, run_id, part="timeline", tab="timeline")
 
     @get("/{run_id:uuid}/status", name="runs:status", sync_to_thread=True)
-    def status(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Template:
+    def status(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Response:
         return _run_page(request, read_models, identity, run_id, part="status", tab="overview")
 
     @get("/{run_id:uuid}/summary", name="runs:summary", sync_to_thread=True)
-    def summary(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Template:
-        return _run_page(request, read_models, identity, run_id, part="summary", tab="overview")
+    def summary(
+        self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity, storage: StorageDep
+    ) -> Response:
+        return _run_page(request, read_models, identity, run_id, part="summary", tab="overview", storage=storage)
+
+    @get("/{run_id:uuid}/reward", name="runs:reward", sync_to_thread=True)
+    def reward(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Response:
+        return _run_page(request, read_models, identity, run_id, part="reward", tab="overview")
+
+    @get("/{run_id:uuid}/metrics", name="runs:metrics", sync_to_thread=True)
+    def metrics(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Response:
+        return _run_page(request, read_models, identity, run_id, part="metrics", tab="overview")
 
     @get("/{run_id:uuid}/rounds", name="runs:rounds", sync_to_thread=True)
-    def rounds(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Template:
+    def rounds(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Response:
         return _run_page(request, read_models, identity, run_id, part="rounds", tab="overview")
+
+    @get("/{run_id:uuid}/logs", name="runs:logs", sync_to_thread=True)
+    def logs(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Response:
+        return _run_page(request, read_models, identity, run_id, part="logs", tab="overview")
+
+    @get("/{run_id:uuid}/samples", name="runs:samples", sync_to_thread=True)
+    def samples(
+        self,
+        request: HTMXRequest,
+        run_id: UUID,
+        read_models: ReadModelsDep,
+        identity: Identity,
+        storage: StorageDep,
+        round_number: Annotated[int | None, Parameter(query="round", ge=1)] = None,
+    ) -> Response:
+        """Samples of the chosen round (the latest by default, which a live page keeps following)."""
+        run = _found(read_models.run(identity.organization_id, run_id))
+        unchanged = _unchanged(request, run)
+        if unchanged is not None and round_number is None:
+            return unchanged
+        context = {"run": run, "live": run.live, "stamp": stamp(run), "identity": identity}
+        context.update(samples_context(read_models, identity, run, storage, round_number))
+        return HTMXTemplate(template_name="runs/parts/samples.html", context=context)
+
+    # --- what a finished run gives away ---------------------------------------------------------------------
+    @get("/{run_id:uuid}/adapter.zip", name="runs:adapter", sync_to_thread=True)
+    def adapter(self, run_id: UUID, read_models: ReadModelsDep, identity: Identity, storage: StorageDep) -> Response:
+        """Use this adapter: the adapter's files and the run's config, as one archive."""
+        run = _found(read_models.run(identity.organization_id, run_id))
+        try:
+            archive = adapter_archive(run, storage)
+        except AdapterUnavailable as problem:
+            raise NotFound(str(problem)) from None
+        return _download(archive, "application/zip", archive_name(run))
+
+    @get("/{run_id:uuid}/history.json", name="runs:history-json", sync_to_thread=True)
+    def history_json(self, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Response:
+        run = _found(read_models.run(identity.organization_id, run_id))
+        org = identity.organization_id
+        history = exports.history_json(run, read_models.rounds(org, run_id), read_models.timeline(org, run_id))
+        body = json.dumps(history, indent=2).encode()
+        return _download(body, "application/json", f"run-{str(run_id)[:8]}-history.json")
+
+    @get("/{run_id:uuid}/rounds.csv", name="runs:rounds-csv", sync_to_thread=True)
+    def rounds_csv(self, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Response:
+        _found(read_models.run(identity.organization_id, run_id))
+        body = exports.rounds_csv(read_models.rounds(identity.organization_id, run_id)).encode()
+        return _download(body, "text/csv", f"run-{str(run_id)[:8]}-rounds.csv")
+
+    @get("/{run_id:uuid}/events.csv", name="runs:events-csv", sync_to_thread=True)
+    def events_csv(self, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Response:
+        _found(read_models.run(identity.organization_id, run_id))
+        body = exports.events_csv(read_models.timeline(identity.organization_id, run_id)).encode()
+        return _download(body, "text/csv", f"run-{str(run_id)[:8]}-events.csv")
+
+    @post("/{run_id:uuid}/merge", name="runs:merge", sync_to_thread=True)
+    def merge(self, run_id: UUID, read_models: ReadModelsDep, identity: Identity, merger: MergerDep) -> Redirect:
+        """Merge model: a job writes the base model with the adapter merged in to storage."""
+        run = _found(read_models.run(identity.organization_id, run_id))
+        if identity.role == "viewer":
+            raise NotAllowed("Merging a model needs the member or owner role.")
+        if run.adapter is None or run.state not in FINISHED_WITH_ADAPTER:
+            raise IllegalTransition("Only a run whose adapter is ready can be merged into a model.")
+        if merger is None:
+            raise NotAllowed("This console has no worker to merge models: start it with its jobs.")
+        merger(run_id)
+        return Redirect(path=f"/runs/{run_id}?merge=sent", status_code=303)
 
     # --- commands from the run page -------------------------------------------------------------------------
     @post("/{run_id:uuid}/launch", name="runs:launch", sync_to_thread=True)
@@ -156,14 +256,42 @@ class RunsPageController(Controller):
 
 
 def _run_page(
-    request: HTMXRequest, read_models: ReadModelsDep, identity: Identity, run_id: UUID, *, part: str, tab: str
-) -> Template:
-    context: dict[str, Any] = run_page_context(
-        read_models, identity, _found(read_models.run(identity.organization_id, run_id)), tab=tab
-    )
-    if wants_fragment(request):
+    request: HTMXRequest,
+    read_models: ReadModelsDep,
+    identity: Identity,
+    run_id: UUID,
+    *,
+    part: str,
+    tab: str,
+    storage: Any = None,
+) -> Response:
+    run = _found(read_models.run(identity.organization_id, run_id))
+    fragment = wants_fragment(request)
+    if fragment and (unchanged := _unchanged(request, run)) is not None:
+        return unchanged
+    context: dict[str, Any] = run_page_context(read_models, identity, run, tab=tab)
+    asked = request.query_params.get("merge")
+    context["merge"] = merge_state(run, storage, asked) if part in ("summary", "overview") else None
+    if part == "overview":
+        context.update(samples_context(read_models, identity, run, storage, None))
+    if fragment:
         return HTMXTemplate(template_name=PARTS[part], context=context)
     return Template("runs/detail.html", context=context)
+
+
+def _unchanged(request: HTMXRequest, run: Any) -> Response | None:
+    """A live part's poll when nothing changed since it was drawn: 204, so htmx swaps nothing."""
+    if wants_fragment(request) and request.query_params.get("v") == stamp(run):
+        return Response(content=b"", status_code=204)
+    return None
+
+
+def _download(body: bytes, media_type: str, filename: str) -> Response:
+    return Response(
+        content=body,
+        media_type=media_type,
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
 
 
 def wants_fragment(request: HTMXRequest) -> bool:

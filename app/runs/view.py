@@ -1,51 +1,62 @@
-"""What the run page shows, from the read models: the run, its rounds, its timeline, whether it is live."""
+"""What the run page shows, from the read models: the run, its rounds and metrics, samples, timeline, actions.
+
+Each part of the page re-renders alone (an htmx partial). While the run is live (`RunDetail.live`) a part
+polls every 2 s, sending the `stamp` of what it shows; when nothing changed the server answers 204 and htmx
+swaps nothing. Once the run has ended, the part re-renders without its poll, and polling stops.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
-from datetime import UTC, datetime
 from typing import Any
 
+from app.runs.metrics import reward_chart, small_charts, tiles, trends
 from app.shell.identity import Identity
-from domain.runs.run import ADAPTER_READY, RUNNING
+from domain.runs.run import FINISHED_WITH_ADAPTER
 from domain.runs.settings import RunDraft, trial_confirmation
 from projections.rows import RoundRow, RunDetail
 from projections.store import ReadModels
 
-# A run shows Adapter ready and usually Completed right after: keep polling a little so the page sees it.
-SETTLING_SECONDS = 30
 
-
-def is_live(run: RunDetail, now: datetime | None = None) -> bool:
-    """Whether the page's parts keep polling: while the run is queued or running, and briefly after."""
-    if run.state in RUNNING:
-        return True
-    if run.state == ADAPTER_READY and run.updated_at:
-        changed = datetime.fromisoformat(run.updated_at)
-        changed = changed if changed.tzinfo else changed.replace(tzinfo=UTC)
-        return ((now or datetime.now(UTC)) - changed).total_seconds() < SETTLING_SECONDS
-    return False
+def stamp(run: RunDetail) -> str:
+    """Changes whenever anything the run page shows changes (every event of a run touches one of these)."""
+    seen = (run.updated_at, run.state, run.rounds_done, run.trial_report is not None, run.adapter is not None)
+    return hashlib.blake2s(repr(seen).encode(), digest_size=6).hexdigest()
 
 
 def run_page_context(read_models: ReadModels, identity: Identity, run: RunDetail, *, tab: str) -> dict[str, Any]:
-    rounds = read_models.rounds(identity.organization_id, run.id)
+    rounds = read_models.rounds(identity.organization_id, run.id) if tab == "overview" else []
     return {
         "run": run,
-        "live": is_live(run),
+        "live": run.live,
+        "stamp": stamp(run),
         "tab": tab,
         "rounds": rounds,
+        "best": best_round_row(run, rounds),
         "timeline": read_models.timeline(identity.organization_id, run.id) if tab == "timeline" else [],
         "settings": settings_rows(run),
         "time_left": time_left(run, rounds),
         "launch_confirmation": launch_confirmation(run),
-        "chart": json.dumps(chart_data(rounds)),
+        "chart": json.dumps(reward_chart(rounds)),
+        "trained": any(r.round_number >= 1 for r in rounds),
+        "round_zero": next((r for r in rounds if r.round_number == 0), None),
+        "trends": trends(rounds),
+        "tiles": tiles(rounds),
+        "small_charts": [json.dumps(chart) for chart in small_charts(rounds)],
+        "trial": trial_rows(run),
+        "finished_with_adapter": run.state in FINISHED_WITH_ADAPTER and run.adapter is not None,
         "identity": identity,
         "section": "runs",
     }
 
 
+def best_round_row(run: RunDetail, rounds: list[RoundRow]) -> RoundRow | None:
+    return next((r for r in rounds if r.round_number == run.best_round), None)
+
+
 def settings_rows(run: RunDetail) -> list[tuple[str, str]]:
-    """000's Run: Rounds, Prompts per round, Answers per prompt, Longest answer, Reward, Starts from."""
+    """000's Run: Rounds, Prompts per round, Answers per prompt, Longest sampled answer, Reward, Starts from."""
     rl = run.settings["training"]["rl"]
     return [
         ("Run", "Training trial" if run.kind == "trial" else "Full training"),
@@ -54,28 +65,29 @@ def settings_rows(run: RunDetail) -> list[tuple[str, str]]:
         ("Prompts per round", str(rl["prompts_per_round"])),
         ("Answers per prompt", str(rl["answers_per_prompt"])),
         ("Longest sampled answer", f"{rl['max_answer_tokens']} tokens"),
-        ("Reward", run.reward_label),
-        (
-            "Starts from",
-            "the base model, with a new adapter" if run.start_run is None else str(run.start_run),
-        ),
+        ("Reward", run.reward_label or "—"),
+        ("Starts from", "the base model, with a new adapter" if run.start_run is None else "the run"),
     ]
+
+
+def duration(seconds: float) -> str:
+    """
+    >>> duration(30), duration(150), duration(3 * 3600 + 120)
+    ('1 min', '3 min', '3 h 2 min')
+    """
+    hours, rest = divmod(round(seconds), 3600)
+    return f"{hours} h {rest // 60} min" if hours else f"{max(round(rest / 60), 1)} min"
 
 
 def time_left(run: RunDetail, rounds: list[RoundRow]) -> str:
     """Time left (est.): the mean time of the rounds trained so far, times the rounds still to go."""
-    if run.state not in RUNNING:
+    if run.state not in ("preparing", "training"):
         return ""
     trained = [r for r in rounds if r.round_number >= 1]
     if not trained:
-        return "Estimated once the first round is scored"
-    seconds = (
-        sum(r.sampling_seconds + r.grading_seconds + r.update_seconds + r.validation_seconds for r in trained)
-        / len(trained)
-        * max(run.rounds_total - run.rounds_done, 0)
-    )
-    hours, rest = divmod(round(seconds), 3600)
-    return f"{hours} h {rest // 60} min" if hours else f"{max(rest // 60, 1)} min"
+        return "estimated once the first round is scored"
+    mean = sum(r.sampling_seconds + r.grading_seconds + r.update_seconds + r.validation_seconds for r in trained)
+    return duration(mean / len(trained) * max(run.rounds_total - run.rounds_done, 0))
 
 
 def launch_confirmation(run: RunDetail) -> str:
@@ -87,11 +99,35 @@ def launch_confirmation(run: RunDetail) -> str:
     )
 
 
-def chart_data(rounds: list[RoundRow]) -> dict[str, list[Any]]:
-    """The Reward chart's two lines by round, in percent; round 0 has validation only."""
-    ordered = sorted(rounds, key=lambda r: r.round_number)
-    return {
-        "rounds": [r.round_number for r in ordered],
-        "reward": [None if r.reward is None else round(r.reward * 100, 2) for r in ordered],
-        "validation": [round(r.validation_reward * 100, 2) for r in ordered],
-    }
+def trial_rows(run: RunDetail) -> list[tuple[str, str]]:
+    """000's Training trial report: the tiles, the seconds of each part, and the full run's estimate."""
+    report = run.trial_report
+    if not report:
+        return []
+
+    def seconds(key: str) -> str:
+        value = report.get(key)
+        return "—" if value is None else f"{value:.1f} s"
+
+    peak, total = report.get("peak_memory_bytes"), report.get("gpu_memory_bytes")
+    memory = "—"
+    if peak:
+        memory = f"{peak / 2**30:.2f} GiB"
+        if total:
+            memory += f" of {total / 2**30:.0f} GiB ({peak / total:.0%})"
+    rows = [
+        ("Formatting", report.get("formatting") or "—"),
+        ("Seconds per round", seconds("seconds_per_round")),
+        ("Peak GPU memory", memory),
+        ("Sampling", seconds("sampling_seconds")),
+        ("Grading", seconds("grading_seconds")),
+        ("Update", seconds("update_seconds")),
+        ("Validation", seconds("validation_seconds")),
+    ]
+    if report.get("finished"):
+        full = report.get("full_training_seconds")
+        rounds = report.get("full_training_rounds")
+        cost = report.get("full_gpu_cost")
+        rows.append(("Full training time", "—" if full is None else f"{duration(full)} for {rounds} rounds"))
+        rows.append(("Full GPU cost", "— (this GPU has no price)" if cost is None else f"${cost:,.2f}"))
+    return rows

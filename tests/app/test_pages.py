@@ -107,14 +107,15 @@ def test_the_run_page_follows_a_live_run_and_stops_polling_once_it_ends(console:
 
     page = console.client.get(f"/runs/{run_id}").text
     assert "<html" in page and "Training · round 2 / 3" in page
-    assert page.count('hx-trigger="every 2s"') == 3  # status line, summary, rounds
+    # status line, reward, RL metrics, rounds, samples, training logs, summary
+    assert page.count('hx-trigger="every 2s"') == 7
     assert "Round 1 of 3: reward 0.4100, signal 62%, cut off 2%, 0 metric failures, updated" in page
 
     rounds = console.client.get(f"/runs/{run_id}/rounds", headers=HTMX)
     assert "<html" not in rounds.text
     assert rounds.text.lstrip().startswith('<section id="run-rounds"')
     assert 'hx-trigger="every 2s"' in rounds.text
-    assert re.findall(r"<tr>\s*<td class=\"num\">(\d+)", rounds.text) == ["1", "0"]  # newest first
+    assert re.findall(r"<tr[^>]*>\s*<td class=\"num\">(\d+)", rounds.text) == ["1", "0"]  # newest first
 
     console.score_round(run_id, 2, 0.45, 0.44)
     console.score_round(run_id, 3, 0.52, 0.51)
@@ -123,7 +124,7 @@ def test_the_run_page_follows_a_live_run_and_stops_polling_once_it_ends(console:
     console.verity.record_completed(run_id)
     console.settle()
 
-    for part in ("status", "summary", "rounds", "timeline"):
+    for part in ("status", "summary", "reward", "metrics", "rounds", "samples", "logs", "timeline"):
         fragment = console.client.get(f"/runs/{run_id}/{part}", headers=HTMX).text
         assert "<html" not in fragment
         assert "hx-trigger" not in fragment.split(">", 1)[0], part  # the part's root no longer polls
@@ -131,7 +132,7 @@ def test_the_run_page_follows_a_live_run_and_stops_polling_once_it_ends(console:
     assert "Completed" in status
     final = console.client.get(f"/runs/{run_id}").text
     assert 'hx-trigger="every 2s"' not in final
-    assert re.findall(r"<tr>\s*<td class=\"num\">(\d+)", final) == ["3", "2", "1", "0"]
+    assert re.findall(r"<tr[^>]*>\s*<td class=\"num\">(\d+)", final) == ["3", "2", "1", "0"]
 
 
 def test_the_timeline_tab_tells_who_did_what(console: Console) -> None:

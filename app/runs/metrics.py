@@ -1,0 +1,152 @@
+"""001's RL Metrics from the rounds read model: Accuracy and Reward trends, the stat tiles, and chart data.
+
+Pure functions of the rounds (newest first, as the read model gives them); nothing here reads a store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from projections.rows import RoundRow
+
+FLAT_WITHIN = 0.005  # a change of less than half a point between the windows reads as flat
+
+
+@dataclass(frozen=True)
+class Trend:
+    """An early window of rounds against a late one: 001's "+0.037 rising", with the peak reached."""
+
+    name: str
+    early: float
+    late: float
+    peak: float
+    window: int  # rounds in each window
+
+    @property
+    def delta(self) -> float:
+        return self.late - self.early
+
+    @property
+    def direction(self) -> str:
+        if abs(self.delta) < FLAT_WITHIN:
+            return "flat"
+        return "rising" if self.delta > 0 else "falling"
+
+    @property
+    def explanation(self) -> str:
+        return (
+            f"Mean of the last {self.window} round{'s' if self.window > 1 else ''} ({self.late:.3f}) against the "
+            f"first {self.window} ({self.early:.3f})."
+        )
+
+
+def trend(name: str, values: Sequence[float | None]) -> Trend | None:
+    """The trend of a series in round order; None with fewer than two values.
+
+    >>> t = trend("Reward", [0.2, 0.3, 0.4, 0.5])
+    >>> (t.window, round(t.delta, 3), t.direction, t.peak)
+    (1, 0.3, 'rising', 0.5)
+    """
+    known = [v for v in values if v is not None]
+    if len(known) < 2:
+        return None
+    window = max(1, len(known) // 4)
+    early = sum(known[:window]) / window
+    late = sum(known[-window:]) / window
+    return Trend(name=name, early=early, late=late, peak=max(known), window=window)
+
+
+@dataclass(frozen=True)
+class Tile:
+    label: str
+    value: str
+    hint: str
+
+
+def _trained(rounds: Sequence[RoundRow]) -> list[RoundRow]:
+    """The rounds after round 0, oldest first."""
+    return sorted((r for r in rounds if r.round_number >= 1), key=lambda r: r.round_number)
+
+
+def _number(value: float | None, digits: int = 4) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def tiles(rounds: Sequence[RoundRow]) -> list[Tile]:
+    """Steps, Final Reward, Best Reward, Best Accuracy, Final Loss (001), over the rounds trained so far."""
+    trained = _trained(rounds)
+    rewards = [r.reward for r in trained if r.reward is not None]
+    accuracies = [r.accuracy for r in trained if r.accuracy is not None]
+    losses = [r.loss for r in trained if r.loss is not None]
+    return [
+        Tile("Steps", str(len(trained)), "Rounds trained so far; each round is one update of the adapter."),
+        Tile("Final Reward", _number(rewards[-1] if rewards else None), "The reward of the latest round."),
+        Tile("Best Reward", _number(max(rewards) if rewards else None), "The highest reward of any round."),
+        Tile(
+            "Best Accuracy",
+            "—" if not accuracies else f"{max(accuracies) * 100:.1f}%",
+            "The highest share of right answers in a round, where the reward scores correctness as a part.",
+        ),
+        Tile("Final Loss", _number(losses[-1] if losses else None), "The loss of the latest round that updated."),
+    ]
+
+
+def trends(rounds: Sequence[RoundRow]) -> list[Trend]:
+    trained = _trained(rounds)
+    found = [trend("Accuracy", [r.accuracy for r in trained]), trend("Reward", [r.reward for r in trained])]
+    return [t for t in found if t is not None]
+
+
+def _percent(value: float | None) -> float | None:
+    return None if value is None else round(value * 100, 2)
+
+
+def reward_chart(rounds: Sequence[RoundRow]) -> dict[str, Any]:
+    """000's Reward chart: Reward and Validation by round, 0-100%; round 0 has Validation only."""
+    ordered = sorted(rounds, key=lambda r: r.round_number)
+    return {
+        "x": [r.round_number for r in ordered],
+        "series": [
+            {"name": "Reward", "y": [_percent(r.reward) for r in ordered], "color": "#2952cc"},
+            {"name": "Validation", "y": [_percent(r.validation_reward) for r in ordered], "color": "#1a7f37"},
+        ],
+        "percent": True,
+        "label": "Reward and validation by round",
+    }
+
+
+def small_charts(rounds: Sequence[RoundRow]) -> list[dict[str, Any]]:
+    """Loss, Entropy (and KL where logged) and Answer length by round: the series the rounds logged."""
+    trained = _trained(rounds)
+    x = [r.round_number for r in trained]
+    charts = [
+        ("Loss", "Loss by round", [r.loss for r in trained], "#b35900"),
+        (
+            "Entropy",
+            "Mean token entropy of the sampled answers, by round",
+            [r.token_entropy for r in trained],
+            "#7a3fbf",
+        ),
+        (
+            "Answer length",
+            "Mean tokens per sampled answer, by round",
+            [r.mean_answer_tokens for r in trained],
+            "#0f766e",
+        ),
+    ]
+    accuracy = [r.accuracy for r in trained]
+    if any(a is not None for a in accuracy):
+        charts.insert(0, ("Accuracy", "Share of right answers by round", [_percent(a) for a in accuracy], "#2952cc"))
+    return [
+        {
+            "title": title,
+            "label": label,
+            "x": x,
+            "series": [{"name": title, "y": [None if v is None else round(v, 4) for v in values], "color": color}],
+            "percent": title == "Accuracy",
+        }
+        for title, label, values, color in charts
+        if any(v is not None for v in values)
+    ]

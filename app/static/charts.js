@@ -1,0 +1,43 @@
+// The run page's charts, drawn with the vendored plotly.js from JSON in each element's data-chart attribute:
+// {x: [rounds], series: [{name, y, color}], percent: bool, title?: str}. The Reward chart is 0-100%.
+// They redraw whenever htmx swaps in a new part, so a live page's charts follow the run.
+(function () {
+  "use strict";
+
+  function draw(element) {
+    if (typeof Plotly === "undefined") {
+      return;
+    }
+    var data = JSON.parse(element.getAttribute("data-chart"));
+    var small = !!data.title;
+    var traces = data.series.map(function (series) {
+      return {
+        x: data.x, y: series.y, name: series.name, type: "scatter", mode: "lines+markers",
+        connectgaps: false, line: { color: series.color, width: 2 }, marker: { size: small ? 4 : 6 },
+        hovertemplate: "Round %{x}: %{y}" + (data.percent ? "%" : "") + "<extra>" + series.name + "</extra>"
+      };
+    });
+    var layout = {
+      height: small ? 170 : 280,
+      margin: small ? { l: 44, r: 8, t: 28, b: 28 } : { l: 48, r: 16, t: 8, b: 40 },
+      xaxis: { title: small ? undefined : { text: "Round" }, zeroline: false, tickformat: "d", rangemode: "tozero" },
+      yaxis: data.percent ? { range: [0, 100], ticksuffix: "%", zeroline: false } : { zeroline: false },
+      showlegend: !small,
+      legend: { orientation: "h", y: 1.14 },
+      paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
+      font: { family: "system-ui, sans-serif", size: 12, color: "#1d2330" }
+    };
+    if (small) {
+      layout.title = { text: data.title, font: { size: 13 }, x: 0.02, y: 0.97 };
+    }
+    element.setAttribute("aria-label", data.label || data.title || "");
+    Plotly.react(element, traces, layout, { displayModeBar: false, responsive: true, staticPlot: false });
+  }
+
+  function drawAll(root) {
+    root.querySelectorAll("[data-chart]").forEach(draw);
+  }
+
+  document.addEventListener("DOMContentLoaded", function () { drawAll(document); });
+  document.addEventListener("htmx:afterSettle", function (event) { drawAll(event.target || document); });
+})();
