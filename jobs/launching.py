@@ -10,6 +10,8 @@ import os
 import time
 from uuid import UUID
 
+from dramatiq.middleware import Shutdown
+
 from domain.errors import NotFound
 from domain.runs.run import QUEUED, RUNNING
 from jobs.broker import provider_queue
@@ -20,6 +22,12 @@ from jobs.specs import SpecUnbuildable, build_run_spec
 from jobs.supervisor import Outcome, Supervisor, Timing, describe_exit
 
 log = logging.getLogger(__name__)
+
+
+WORKER_STOPPED = (
+    "The worker training this run was stopped (its machine shut down or the worker was restarted), so the run "
+    "was ended. Retry starts the run again from round 1."
+)
 
 
 def over_price_limit(price: float, limit: float) -> str:
@@ -65,8 +73,15 @@ def launch(ctx: JobContext, run_id: UUID, on_child=None) -> None:
         return
     try:
         _prepare_and_train(ctx, run_id, on_child)
+    except Shutdown:  # the worker is stopping: its trainer is already stopped; say so rather than go silent
+        with_fresh_run(ctx.verity, run_id, lambda run: _fail_if_running(ctx, run, WORKER_STOPPED))
     finally:
         ledger.release(run_id, ctx.worker_id)
+
+
+def _fail_if_running(ctx: JobContext, run, message: str) -> None:
+    if run.state in RUNNING and run.state != QUEUED:
+        ctx.verity.record_failed(run.id, message, ctx.worker_actor)
 
 
 def _prepare_and_train(ctx: JobContext, run_id: UUID, on_child) -> None:

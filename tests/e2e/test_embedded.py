@@ -79,3 +79,25 @@ def test_a_run_launched_but_never_started_goes_back_on_its_queue_when_the_server
     assert run["state"] == "completed", run.get("failure")
     queued = [e for e in embedded.timeline(run_id) if e["event_type"] == "Queued"]
     assert len(queued) == 2  # put on the queue at launch, and again at start-up
+
+
+def test_start_from_continues_a_finished_runs_adapter_checked_by_its_checksum_and_size(embedded: Site) -> None:
+    source_id = embedded.save(rounds=1, advanced={"lora_rank": 8, "lora_alpha": 16})
+    embedded.launch(source_id)
+    source = embedded.wait_ended(source_id)
+    assert source["state"] == "completed", source.get("failure")
+
+    continued_id = embedded.save(rounds=1, start_run=str(source_id))
+    continued = embedded.run(continued_id)
+    assert continued["settings"]["training"]["advanced"]["lora_rank"] == 8  # the source's rank and alpha apply
+    embedded.launch(continued_id)
+    assert embedded.wait_ended(continued_id)["state"] == "completed"
+
+    weights = Path(source["adapter"]["location"]) / "adapter_model.safetensors"
+    stored = weights.read_bytes()
+    weights.write_bytes(stored[:-1] + bytes([stored[-1] ^ 0xFF]))  # the stored adapter no longer matches its checksum
+    tampered_id = embedded.save(rounds=1, start_run=str(source_id))
+    embedded.launch(tampered_id)
+    tampered = embedded.wait_ended(tampered_id)
+    assert tampered["state"] == "failed"
+    assert tampered["failure"] == "The adapter to start from does not match the checksum and size saved with its run."
