@@ -107,10 +107,19 @@ def sqlite_console(sqlite_settings: Settings) -> Iterator[Console]:
 
 @dataclass
 class Served:
-    """`verity serve` running in its own process on a free port."""
+    """`verity serve` running in its own process on a free port, with its first owner's password (from
+    DATA_DIR/first-owner.txt) and an owner's API token made with `verity token create`."""
 
     url: str
     process: subprocess.Popen
+    email: str = ""
+    password: str = ""
+    token: str = ""
+
+    @property
+    def api(self) -> dict[str, str]:
+        """Headers for the JSON API as a script calls it."""
+        return {"Authorization": f"Bearer {self.token}"}
 
 
 @pytest.fixture
@@ -131,14 +140,24 @@ def served(tmp_path) -> Iterator[Served]:
         deadline = time.monotonic() + 30
         while True:
             try:
-                if httpx.get(f"{url}/api/runs", timeout=1).status_code == 200:
+                if httpx.get(f"{url}/sign-in", timeout=1).status_code == 200:
                     break
             except httpx.TransportError:
                 pass
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"verity serve did not start: {process.stderr.read().decode()[-2000:]}")
             time.sleep(0.2)
-        yield Served(url, process)
+        first_owner = dict(
+            line.split(": ", 1) for line in (tmp_path / "data" / "first-owner.txt").read_text().splitlines()
+        )
+        token = subprocess.run(
+            [sys.executable, "-m", "verity.cli", "token", "create", "--name", "tests", "--role", "owner"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        yield Served(url, process, first_owner["email"], first_owner["password"], token)
     finally:
         process.terminate()
         process.wait(timeout=10)

@@ -34,8 +34,8 @@ def test_the_run_page_and_the_form_load_without_console_errors(served: Served) -
 
     body = {"name": "in the browser", "training": {"rl": {"rounds": 5}}, "kind": "trial"}
     body["training"]["rl"]["reward"] = {"preset": "verifiable", "metric": "math_pairs"}
-    run_id = httpx.post(f"{served.url}/api/runs", json=body).json()["run"]["id"]
-    assert httpx.post(f"{served.url}/api/runs/{run_id}/launch").status_code == 200
+    run_id = httpx.post(f"{served.url}/api/runs", json=body, headers=served.api).json()["run"]["id"]
+    assert httpx.post(f"{served.url}/api/runs/{run_id}/launch", headers=served.api).status_code == 200
 
     problems: list[str] = []
     with sync_playwright() as playwright:
@@ -45,9 +45,14 @@ def test_the_run_page_and_the_form_load_without_console_errors(served: Served) -
         page.on("pageerror", lambda error: problems.append(str(error)))
         page.on("requestfailed", lambda request: problems.append(f"{request.url}: {request.failure}"))
 
-        page.goto(f"{served.url}/runs/{run_id}")
+        page.goto(f"{served.url}/runs/{run_id}")  # sign-in first, then back to the run page
+        page.wait_for_url("**/sign-in?**")
+        page.fill("#input-email", served.email)
+        page.fill("#input-password", served.password)
+        page.click("button:has-text('Sign in')")
+        page.wait_for_url(f"{served.url}/runs/{run_id}")
         assert page.locator("#run-status .badge").inner_text().strip() == "Queued"
-        with page.expect_response(lambda response: response.url.endswith(f"/runs/{run_id}/status")):
+        with page.expect_response(lambda response: f"/runs/{run_id}/status" in response.url):
             pass  # the live status line polls every 2 s
         page.click("text=Timeline")
         page.wait_for_selector(".timeline li")

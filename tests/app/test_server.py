@@ -14,11 +14,14 @@ MATH_PAIRS = {"preset": "verifiable", "metric": "math_pairs"}
 
 
 def test_verity_serve_starts_the_console_on_a_fresh_data_folder(served: Served) -> None:
-    runs = httpx.get(f"{served.url}/runs")
-    assert runs.status_code == 200 and "No runs yet." in runs.text
-    assert "Demo" in httpx.get(f"{served.url}/runs/new").text  # the Demo project is there to train
+    assert served.email == "owner@localhost" and len(served.password) >= 16  # the first owner, told once
+    assert httpx.get(f"{served.url}/runs").status_code == 303  # nobody is signed in
+    runs = httpx.get(f"{served.url}/api/runs", headers=served.api)
+    assert runs.status_code == 200 and runs.json() == []
 
     body = {"name": "served", "kind": "trial", "training": {"rl": {"reward": MATH_PAIRS}}}
-    saved = httpx.post(f"{served.url}/api/runs", json=body)
+    saved = httpx.post(f"{served.url}/api/runs", json=body, headers=served.api)
     assert saved.status_code == 201, saved.text
-    assert "served" in httpx.get(f"{served.url}/runs").text  # the server's own runner projected the run
+    listed = httpx.get(f"{served.url}/api/runs", headers=served.api).json()
+    assert [run["name"] for run in listed] == ["served"]  # the server's own runner projected the run
+    assert listed[0]["project_id"]  # the Demo project is there to train
