@@ -88,7 +88,7 @@ class ConnectionsController(Controller):
             return _page("providers", identity, 422, providers=providers, errors=refused.errors, values=data)
         return _back(own_writes, written.position, "/settings/providers")
 
-    @post("/providers/{name:str}/remove", name="settings:remove-provider", sync_to_thread=True)
-    def remove_provider(self, name: str, verity: Verity, own_writes: OwnWritesDep, identity: Identity) -> Redirect:
-        written = verity.remove_provider(identity.organization_id, name, identity.actor, identity.role)
+    @post("/providers/{provider:str}/remove", name="settings:remove-provider", sync_to_thread=True)
+    def remove_provider(self, provider: str, verity: Verity, own_writes: OwnWritesDep, identity: Identity) -> Redirect:
+        written = verity.remove_provider(identity.organization_id, provider, identity.actor, identity.role)
         return _back(own_writes, written.position, "/settings/providers")

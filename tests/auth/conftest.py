@@ -74,7 +74,7 @@ def _the_strangers_objects(verity: Verity, org_id: UUID) -> dict[str, str]:
         "run_id": str(run),
         "account_id": str(verity.find_account(STRANGER_EMAIL).id),
         "token_id": str(verity.issue_token(org_id, "their token", "owner", TESTS, "owner").id),
-        "name": "their-gpus",
+        "provider": "their-gpus",
         "file_path": "console.css",
         "path": "openapi.json",
     }

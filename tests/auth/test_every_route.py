@@ -38,7 +38,7 @@ def every_route(site: Site) -> list[tuple[str, str, str]]:
 
 
 def _missing(parameter: str) -> str:
-    return "no-such-provider" if parameter == "name" else "00000000-0000-4000-8000-000000000000"
+    return "no-such-provider" if parameter == "provider" else "00000000-0000-4000-8000-000000000000"
 
 
 def _ask(client, method: str, path: str):
