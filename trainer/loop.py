@@ -143,7 +143,13 @@ def run(
     """
     emit = emit if emit is not None else JsonLinesEmitter()
     torch.manual_seed(spec.seed)
+    owned_grader = None
     try:
+        if grader is None:
+            try:
+                grader = owned_grader = build_reward(spec.reward)
+            except ValueError as problem:  # RewardUnusable, or the reward's settings refused, in words
+                raise RunFailed(str(problem)) from None
         return _run(spec, emit, grader, clock, backend_factory or make_backend)
     except RunFailed as failure:
         emit(Failed(message=str(failure)))
@@ -154,9 +160,12 @@ def run(
         log.exception("the run failed")
         emit(Failed(message=f"{type(error).__name__}: training stopped; inspect logs"))
         return False
+    finally:
+        if owned_grader is not None and hasattr(owned_grader, "close"):
+            owned_grader.close()  # a custom metric's sandbox processes
 
 
-def _run(spec: RunSpec, emit: Emit, grader: Grader | None, clock: Clock, backend_factory: BackendFactory) -> bool:
+def _run(spec: RunSpec, emit: Emit, grader: Grader, clock: Clock, backend_factory: BackendFactory) -> bool:
     started = clock()
     rounds = 1 if spec.trial else spec.rounds
     per_round = min(spec.prompts_per_round, TRIAL_PROMPTS) if spec.trial else spec.prompts_per_round
@@ -167,7 +176,6 @@ def _run(spec: RunSpec, emit: Emit, grader: Grader | None, clock: Clock, backend
     validation_prompts = [_prompt_ids(tokenizer, row.prompt) for row in spec.validation_rows]
     _check_rows_fit("Training", train_prompts, spec)
     _check_rows_fit("Validation", validation_prompts, spec)
-    grader = grader or build_reward(spec.reward)
     try:
         try_reward_on_reference(spec.reward, grader, spec.train_rows[0].reference)
     except Exception as problem:

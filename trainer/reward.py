@@ -6,7 +6,7 @@ from domain.rewards.types import Grader
 from trainer.spec import RewardSpec
 
 
-class RewardUnusable(RuntimeError):
+class RewardUnusable(ValueError):
     """The reward failed its try on one reference before the model loads; the message says why, in words."""
 
 

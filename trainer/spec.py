@@ -15,7 +15,7 @@ Example (the smallest spec; every RL setting takes PRODUCT.md's default):
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from typing import Any, Literal
 
@@ -109,7 +109,6 @@ class RunSpec:
     price_per_hour: float | None = None  # the GPU's price, for a trial's cost estimate
     full_time_limit_hours: float | None = None  # the full run's Time limit, for a trial's advice
     validation_sample_size: int = 128
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.loss_type not in ("grpo", "dapo", "dr_grpo"):
@@ -135,7 +134,8 @@ class RunSpec:
         try:
             values["model"] = ModelRef(**data["model"])
             values["reward"] = RewardSpec(**data["reward"])
-            values["storage"] = Storage(**data["storage"])
+            storage = data["storage"]
+            values["storage"] = Storage(location=storage) if isinstance(storage, str) else Storage(**storage)
             values["train_rows"] = [Row(**row) for row in data["train_rows"]]
             values["validation_rows"] = [Row(**row) for row in data["validation_rows"]]
             values["start_adapter"] = StartAdapter(**data["start_adapter"]) if data.get("start_adapter") else None
