@@ -1,8 +1,8 @@
 """From a launched run in the event store to the trainer's run spec: rows, reward, starting adapter, deadline.
 
-Runs with no dataset version train on the built-in Math Pairs prompts (001's synthetic task, generated from the
-run's seed), whatever reward scores them; runs on a dataset version wait for dataset storage (a later issue) and
-end with words that say so.
+A run on a dataset version trains on the version's training rows and validates on its validation rows, read from
+the storage; a run with no dataset version trains on the built-in Math Pairs prompts (001's synthetic task,
+generated from the run's seed), whatever reward scores them.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from uuid import UUID
 
 from domain.application import Verity
 from domain.custom_metrics import CustomMetricVersion
+from domain.datasets.upload import RL_REFUSES_IMAGES
 from domain.errors import NotFound
 from domain.rewards.config import SYNTHETIC_PROMPTS_DEFAULT
 from domain.rewards.verifiable import math_pairs_rows
@@ -19,11 +20,8 @@ from domain.runs.run import Run
 from jobs.config import JobsConfig
 from trainer.spec import ModelRef, RewardSpec, Row, RunSpec, StartAdapter, Storage
 from verity.config import Settings
-
-DATASETS_NOT_READY = (
-    "This run trains on a dataset version, and this worker can't read dataset versions yet. Choose a built-in "
-    "verifiable task such as Math Pairs, which needs no dataset, or wait for dataset storage."
-)
+from verity.storage import open_storage as open_file_storage
+from verity.storage import read_rows
 
 
 class SpecUnbuildable(Exception):
@@ -61,12 +59,13 @@ def build_run_spec(
     body = run.settings
     training = body["training"]
     rl, advanced = training["rl"], training["advanced"]
-    if body.get("dataset_version"):
-        raise SpecUnbuildable(DATASETS_NOT_READY)
     reward = dict(rl["reward"])
-    count = int(reward.get("synthetic_prompts") or SYNTHETIC_PROMPTS_DEFAULT)
-    # a fixed validation sample of up to 128 prompts (000), and never more than the task's own prompts
-    train_rows, validation_rows = math_pairs_rows(advanced["seed"], count, validation_count=min(count, 128))
+    if body.get("dataset_version"):
+        train_rows, validation_rows = dataset_rows(verity, run, settings)
+    else:
+        count = int(reward.get("synthetic_prompts") or SYNTHETIC_PROMPTS_DEFAULT)
+        # a fixed validation sample of up to 128 prompts (000), and never more than the task's own prompts
+        train_rows, validation_rows = math_pairs_rows(advanced["seed"], count, validation_count=min(count, 128))
     backend = advanced["generation_backend"]
     return RunSpec(
         run_id=str(run.id),
@@ -95,6 +94,31 @@ def build_run_spec(
         price_per_hour=price_per_hour,
         full_time_limit_hours=float(training["time_limit_hours"]) if run.is_trial else None,
     )
+
+
+def dataset_rows(verity: Verity, run: Run, settings: Settings) -> tuple[list[dict], list[dict]]:
+    """The version's training and validation rows as stored ({"prompt", "reference"}); test rows are never read."""
+    try:
+        version = verity.get_dataset_version(run.org_id, UUID(str(run.settings["dataset_version"])))
+    except (ValueError, NotFound):
+        raise SpecUnbuildable("The run's dataset version no longer exists in this organization.") from None
+    if version.has_images:
+        raise SpecUnbuildable(RL_REFUSES_IMAGES)
+    storage = open_file_storage(settings)
+    try:
+        train = list(read_rows(storage, version.storage_key, "train"))
+        validation = list(read_rows(storage, version.storage_key, "validation"))
+    except Exception as error:  # the storage's own error: name it, since the person fixes the storage
+        raise SpecUnbuildable(
+            f"The files of {version.label} could not be read from the storage ({type(error).__name__}). Check "
+            "the storage connection, then Retry."
+        ) from error
+    if not train or not validation:
+        raise SpecUnbuildable(
+            f"RL needs training and validation examples; the storage holds none of {version.label}'s "
+            f"{'training' if not train else 'validation'} examples."
+        )
+    return train, validation
 
 
 def _project_revision(verity: Verity, run: Run) -> str | None:

@@ -109,6 +109,7 @@ class Site:
         body = {
             "name": f"{kind} on the tiny model",
             "kind": kind,
+            "dataset_version": rl.pop("dataset_version", None),
             "training": {
                 "objective": "rl",
                 "method": "lora",

@@ -54,7 +54,7 @@ class RedisServer:
 
 
 def test_the_broker_restarting_while_a_run_trains_loses_nothing(production: Site, broker_server) -> None:
-    run_id = production.save(rounds=12)
+    run_id = production.save(rounds=6)
     production.launch(run_id)
     production.wait_training(run_id, round_number=1)
 

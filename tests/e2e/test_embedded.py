@@ -101,3 +101,37 @@ def test_start_from_continues_a_finished_runs_adapter_checked_by_its_checksum_an
     tampered = embedded.wait_ended(tampered_id)
     assert tampered["state"] == "failed"
     assert tampered["failure"] == "The adapter to start from does not match the checksum and size saved with its run."
+
+
+def test_a_run_on_a_dataset_version_trains_on_its_rows_from_the_storage(embedded: Site) -> None:
+    import json as json_
+    import uuid
+
+    from domain.actors import Actor
+    from domain.rewards.verifiable import math_pairs_rows
+    from verity.storage import dataset_version_key, open_storage, split_key
+
+    verity, owner = embedded.app_verity, Actor("person", "owner@localhost", "owner@localhost")
+    org_id = embedded.read_models.organizations()[0].id
+    dataset_id = verity.create_dataset(org_id, "sums", owner).id
+    version_id = uuid.uuid4()
+    storage = open_storage(embedded.settings)
+    train, validation = math_pairs_rows("dataset", 16, validation_count=8)
+    for split, rows in (("train", train), ("validation", validation)):
+        staged = storage.stage(split_key(dataset_version_key(version_id), split))
+        staged.write("".join(json_.dumps(row) + "\n" for row in rows).encode())
+        staged.commit()
+    verity.record_dataset_version(
+        org_id, dataset_id, version_id=version_id, storage_key=dataset_version_key(version_id),
+        split_counts={"train": 16, "validation": 8, "test": 0}, shape="messages", has_images=False, actor=owner,
+    )
+    run_id = embedded.save(rounds=1, reward={"preset": "numeric", "metric": "numeric_accuracy"},
+                           dataset_version=str(version_id))
+    embedded.launch(run_id)
+
+    run = embedded.wait_ended(run_id)
+
+    assert run["state"] == "completed", run.get("failure")
+    rollout = storage.read_lines(f"runs/{run_id}/rollouts/round-001.jsonl")
+    questions = {row["prompt"][-1]["content"] for row in train}
+    assert json_.loads(next(iter(rollout)))["prompt"][-1]["content"] in questions
