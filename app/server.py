@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
+from typing import Any
 
 import uvicorn
 
@@ -20,8 +22,14 @@ from verity.wiring import build_application, build_read_models, ensure_default_o
 log = logging.getLogger(__name__)
 
 
-def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Migrate, make sure the Default organization and Demo project exist, follow the log, and serve."""
+# (settings, verity, read_models) -> (launcher, merger, stop): the jobs, started beside the console (verity/cli.py
+# passes jobs/'s; the app never imports jobs/, which reach the trainer).
+JobsStarter = Callable[[Settings, Any, Any], tuple[Callable, Callable | None, Callable[[], None]]]
+
+
+def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000, jobs: JobsStarter | None = None) -> None:
+    """Migrate, make sure the Default organization and Demo project exist, follow the log, start the jobs
+    (on the embedded default their worker runs in this process), and serve."""
     applied = apply_migrations(settings)
     if applied:
         log.info("Applied migrations: %s", ", ".join(applied))
@@ -39,5 +47,11 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000) -> None
         # Secure cookies need https; the embedded default serves http on 127.0.0.1.
         secure_cookies=os.environ.get("VERITY_SECURE_COOKIES", "").strip().lower() in ("1", "true", "yes"),
     )
-    app = create_app(verity, read_models, runner=runner, storage=open_storage(settings), auth=auth)
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    launcher, merger, stop_jobs = jobs(settings, verity, read_models) if jobs else (None, None, lambda: None)
+    app = create_app(
+        verity, read_models, runner=runner, storage=open_storage(settings), auth=auth, launcher=launcher, merger=merger
+    )
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="info")
+    finally:
+        stop_jobs()

@@ -22,7 +22,17 @@ def serve(host: str, port: int) -> None:
     """Serve the console (the data folder comes from VERITY_DATA_DIR, default ./data)."""
     from app.server import serve as serve_console  # the web stack loads only for this command
 
-    serve_console(Settings.from_env(), host=host, port=port)
+    serve_console(Settings.from_env(), host=host, port=port, jobs=_start_jobs)
+
+
+def _start_jobs(settings: Settings, verity, read_models):
+    """The jobs beside the console: launches (and on the embedded default, the worker) and Merge model."""
+    from jobs.merge import declare_merge_actor, merge_sender
+    from jobs.service import start
+
+    handle = start(settings, verity, read_models)
+    merge = declare_merge_actor(handle.jobs.broker, handle.ctx)
+    return handle.launch, merge_sender(merge), handle.stop
 
 
 @main.command()

@@ -60,14 +60,23 @@ def settings_rows(run: RunDetail) -> list[tuple[str, str]]:
     rl = run.settings["training"]["rl"]
     return [
         ("Run", "Training trial" if run.kind == "trial" else "Full training"),
-        ("Model", run.model),
+        ("Model", model_label(run.model)),
         ("Rounds", "1 (a trial)" if run.kind == "trial" else str(rl["rounds"])),
         ("Prompts per round", str(rl["prompts_per_round"])),
         ("Answers per prompt", str(rl["answers_per_prompt"])),
         ("Longest sampled answer", f"{rl['max_answer_tokens']} tokens"),
         ("Reward", run.reward_label or "—"),
-        ("Starts from", "the base model, with a new adapter" if run.start_run is None else "the run"),
+        ("Starts from", "the base model" if run.start_run is None else "the run"),
     ]
+
+
+def model_label(model: str) -> str:
+    """A model as people name it: a hub id as is, a local folder by its own name.
+
+    >>> model_label("/srv/verity/data/models/tiny-math"), model_label("Qwen/Qwen2.5-0.5B-Instruct")
+    ('tiny-math', 'Qwen/Qwen2.5-0.5B-Instruct')
+    """
+    return model.rstrip("/").rsplit("/", 1)[-1] if model.startswith(("/", ".")) else model
 
 
 def duration(seconds: float) -> str:

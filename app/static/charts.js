@@ -20,7 +20,9 @@
     var layout = {
       height: small ? 170 : 280,
       margin: small ? { l: 44, r: 8, t: 28, b: 28 } : { l: 48, r: 16, t: 8, b: 40 },
-      xaxis: { title: small ? undefined : { text: "Round" }, zeroline: false, tickformat: "d", rangemode: "tozero" },
+      // whole rounds only: at most about ten ticks, never a round shown twice
+      xaxis: { title: small ? undefined : { text: "Round" }, zeroline: false, tickformat: "d",
+               dtick: Math.max(1, Math.ceil(Math.max.apply(null, data.x.concat([1])) / (small ? 5 : 10)))},
       yaxis: data.percent ? { range: [0, 100], ticksuffix: "%", zeroline: false } : { zeroline: false },
       showlegend: !small,
       legend: { orientation: "h", y: 1.14 },

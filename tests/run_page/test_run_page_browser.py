@@ -1,0 +1,191 @@
+"""The run page in headless Chromium, against `verity serve` training a real tiny-model run.
+
+One run trains for the whole module: the page is opened while it trains and must follow it without a reload
+(rounds, chart, samples), stop polling once it ends, render every tooltip and tag, give away its adapter and
+history as downloads, and log no console error. Screenshots go to artifacts/ for a person to look at.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+import zipfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from conftest import Served
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"  # git-ignored; kept by CI
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ENDED = ("Completed", "Adapter ready", "Failed", "Cancelled")
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed (make browser)"),
+]
+
+
+@pytest.fixture(scope="module")
+def browser_page(served: Served):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        context = browser.new_context(viewport={"width": 1360, "height": 1000}, accept_downloads=True)
+        page = context.new_page()
+        page.problems = []  # type: ignore[attr-defined]
+        page.on("console", lambda m: page.problems.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda error: page.problems.append(str(error)))
+        page.goto(f"{served.url}/sign-in")
+        page.fill("input[name=email]", served.email)
+        page.fill("input[name=password]", served.password)
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{served.url}/runs*")
+        yield page
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def followed_run(served: Served, browser_page):
+    """The run, launched through the API, with the page opened while it trains and followed to its end."""
+    page = browser_page
+    run_id = served.launch_tiny_run()
+    navigations: list[str] = []
+    page.goto(f"{served.url}/runs/{run_id}")
+    page.on("framenavigated", lambda frame: navigations.append(frame.url) if frame == page.main_frame else None)
+
+    # while it trains: round rows, the chart and the samples arrive by themselves
+    page.wait_for_selector("#run-rounds tbody tr >> nth=1", timeout=120_000)  # round 0 and round 1
+    page.wait_for_selector("#run-reward .chart .main-svg", timeout=30_000)
+    page.wait_for_selector("#run-samples details.sample", timeout=30_000)
+    state_while_training = page.locator("#run-status .badge").inner_text().strip()
+    rows_while_training = page.locator("#run-rounds tbody tr").count()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "run-page-training.png"), full_page=True)
+
+    page.wait_for_function(
+        "ended => ended.some(word => document.querySelector('#run-status .badge').textContent.includes(word))",
+        arg=list(ENDED),
+        timeout=150_000,
+    )
+    page.wait_for_timeout(2500)  # the last swaps of the other parts
+    return {
+        "run_id": run_id,
+        "navigations": navigations,
+        "state_while_training": state_while_training,
+        "rows_while_training": rows_while_training,
+        "run": served.run(run_id),
+    }
+
+
+def test_the_page_follows_the_training_run_without_a_reload(browser_page, followed_run) -> None:
+    page = browser_page
+    assert followed_run["state_while_training"].startswith(("Training · round", "Saving adapter"))
+    assert followed_run["navigations"] == []  # every change came in a partial swap
+    run = followed_run["run"]
+    assert run["state"] in ("completed", "adapter_ready"), run.get("failure")
+    rows = page.locator("#run-rounds tbody tr")
+    assert rows.count() == run["rounds_total"] + 1 > followed_run["rows_while_training"] - 1
+    assert rows.first.locator("td").first.inner_text().startswith(str(run["rounds_total"]))  # newest first
+    assert page.locator("#run-rounds .badge-best").count() == 1
+    log = page.locator("#run-logs pre").inner_text()
+    assert f"Round 1 of {run['rounds_total']}: reward " in log and "; seconds: sampling " in log
+    assert page.locator("#run-reward .ending strong").inner_text().startswith(("Finished all", "Stopped after"))
+    chart = page.locator("#run-reward .chart")
+    assert chart.locator(".scatterlayer .trace").count() == 2  # Reward and Validation
+    assert page.locator("#run-metrics .tile").count() == 5
+    assert page.locator("#run-metrics .trend").count() == 2  # Accuracy and Reward
+    assert page.locator("#run-metrics .small-chart .main-svg").count() >= 3
+    page.screenshot(path=str(ARTIFACTS / "run-page-finished.png"), full_page=True)
+
+
+def test_polling_stops_once_the_run_has_ended(browser_page, followed_run) -> None:
+    page = browser_page
+    polls: list[str] = []
+    page.on("request", lambda request: polls.append(request.url))
+    page.wait_for_timeout(4500)  # two polling periods
+    assert polls == []
+    assert page.locator("[hx-trigger]").count() == 0
+    assert page.locator(".live-dot").count() == 0
+
+
+def test_every_tooltip_and_tag_renders(browser_page, followed_run) -> None:
+    page = browser_page
+    tips = page.locator("#run-rounds thead .tip")
+    assert tips.count() == 7
+    for index in range(tips.count()):
+        tip = tips.nth(index)
+        tip.hover()
+        shown = tip.evaluate("el => getComputedStyle(el, '::after').content")
+        assert len(shown) > 20, tip.inner_text()  # the words, quoted
+    seconds = page.locator("#run-rounds tbody tr").first.locator(".tip")
+    seconds.hover()
+    assert "sampling" in seconds.evaluate("el => getComputedStyle(el, '::after').content")
+    for tile in page.locator("#run-metrics .tile .tip").all():
+        assert tile.get_attribute("data-tip")
+    page.locator("#run-samples details.sample").first.click()
+    answers = page.locator("#run-samples details.sample[open] .answers li")
+    assert answers.count() == 4  # every answer of the prompt, with its score
+    assert answers.first.locator(".score").inner_text()
+    for tag in page.locator("#run-samples .tag").all():  # the tags the tiny model earned, if any
+        assert tag.inner_text() in ("Cut off", "Metric failed") and tag.is_visible() is not None
+    picker = page.locator("#run-samples select[name=round]")
+    with page.expect_response(lambda r: "/samples?round=1" in r.url):
+        picker.select_option("1")
+    assert page.locator("#run-samples .hint").inner_text().startswith("The first three prompts of round 1.")
+
+
+def test_the_adapter_and_the_history_download(browser_page, followed_run, tmp_path) -> None:
+    page = browser_page
+    with page.expect_download() as adapter_download:
+        page.click("#run-actions a:has-text('Use this adapter')")
+    archive_path = tmp_path / "adapter.zip"
+    adapter_download.value.save_as(archive_path)
+    with zipfile.ZipFile(archive_path) as archive:
+        names = archive.namelist()
+        config = json.loads(archive.read("run.json"))
+    assert "adapter/adapter_model.safetensors" in names and "adapter/adapter_config.json" in names
+    assert config["run_id"] == followed_run["run_id"] and config["sha256"]
+
+    with page.expect_download() as rounds_download:
+        page.click("#run-actions a:has-text('rounds.csv')")
+    lines = (rounds_download.value.path()).read_text().splitlines()
+    assert lines[0].startswith("round_number,") and len(lines) == 1 + 1 + 4
+    with page.expect_download() as history_download:
+        page.click("#run-actions a:has-text('history.json')")
+    history = json.loads(history_download.value.path().read_text())
+    assert [e["event_type"] for e in history["events"]][:2] == ["Saved", "Launched"]
+
+
+def test_merge_model_writes_a_merged_checkpoint_to_storage(browser_page, followed_run, served: Served) -> None:
+    page = browser_page
+    page.click("#run-actions button:has-text('Merge model')")
+    page.wait_for_url("**?merge=sent")
+    assert "Merge model is on its way" in page.locator(".merge-state").inner_text()
+    deadline = time.monotonic() + 90
+    while "Merged model written" not in page.locator(".merge-state").inner_text():
+        assert time.monotonic() < deadline, "the merge job did not finish"
+        page.wait_for_timeout(1500)
+        page.reload()
+    merged = served.data_dir / "storage" / "runs" / followed_run["run_id"] / "merged"
+    assert (merged / "model.safetensors").is_file() and (merged / "config.json").is_file()
+    assert not (merged / "adapter_config.json").exists()  # a full checkpoint, not an adapter
+
+
+def test_the_page_logged_no_console_error(browser_page, followed_run) -> None:
+    # runs last in the module: everything above happened in this page
+    assert browser_page.problems == []
