@@ -32,7 +32,8 @@ pytestmark = [
 def test_the_run_page_and_the_form_load_without_console_errors(served: Served) -> None:
     from playwright.sync_api import sync_playwright
 
-    body = {"name": "in the browser", "training": {"rl": {"rounds": 5}}, "kind": "trial"}
+    # a provider whose workers are elsewhere: the run waits Queued (and its page stays live) on this console
+    body = {"name": "in the browser", "training": {"rl": {"rounds": 5}, "provider": "elsewhere"}, "kind": "trial"}
     body["training"]["rl"]["reward"] = {"preset": "verifiable", "metric": "math_pairs"}
     run_id = httpx.post(f"{served.url}/api/runs", json=body, headers=served.api).json()["run"]["id"]
     assert httpx.post(f"{served.url}/api/runs/{run_id}/launch", headers=served.api).status_code == 200
