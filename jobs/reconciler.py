@@ -16,8 +16,9 @@ from datetime import UTC, datetime
 from uuid import UUID
 
 from domain.errors import NotFound
-from domain.runs.run import QUEUED, RUNNING
+from domain.runs.run import ADAPTER_READY, QUEUED, RUNNING, SAVING_ADAPTER, TRAINING
 from jobs.context import RECONCILER, JobContext
+from jobs.kept_adapter import find_kept_adapter
 from jobs.ledger import Lease
 from jobs.recording import with_fresh_run
 
@@ -41,12 +42,18 @@ def orphan_message(lease: Lease | None, last_round: int | None) -> str:
 
 
 def end_orphan(ctx: JobContext, run_id: UUID, lease: Lease | None) -> bool:
-    """Fail a running run whose worker is gone, with the reason; True when this call ended it."""
+    """End a running run whose worker is gone: Adapter ready when its adapter was already saved whole (and
+    Completed when that was after its last round), else Failed with the reason. True when this call ended it."""
     verity = ctx.verity
 
     def fail(run) -> None:
         if run.state in RUNNING and run.state != QUEUED:
             verity.record_failed(run_id, orphan_message(lease, run.last_round), RECONCILER)
+
+    if _keep_saved_adapter(ctx, run_id):
+        ctx.ledger.release(run_id)
+        log.warning("run %s: its worker stopped beating after it saved the adapter; the reconciler kept it", run_id)
+        return True
 
     before = verity.get_run(None, run_id).state
     with_fresh_run(verity, run_id, fail)
@@ -55,6 +62,34 @@ def end_orphan(ctx: JobContext, run_id: UUID, lease: Lease | None) -> bool:
     if ended:
         log.warning("run %s: its worker stopped beating; the reconciler ended it", run_id)
     return ended
+
+
+def _keep_saved_adapter(ctx: JobContext, run_id: UUID) -> bool:
+    verity = ctx.verity
+    run = verity.get_run(None, run_id)
+    all_rounds = run.last_round is not None and run.last_round >= run.total_rounds
+    may_keep = run.state == SAVING_ADAPTER or (run.state == TRAINING and all_rounds)
+    if run.is_trial or not may_keep or run.best_round is None:
+        return False
+    try:
+        kept = find_kept_adapter(ctx.settings, str(run_id))
+    except Exception:  # the storage can't be read now: the run fails with the reason instead
+        log.exception("run %s: could not look for its saved adapter", run_id)
+        return False
+    if kept is None:
+        return False
+
+    def adapter_ready(fresh) -> None:
+        if fresh.state in (TRAINING, SAVING_ADAPTER):
+            verity.record_adapter_ready(
+                run_id, fresh.best_round, kept.location, kept.sha256, kept.size_bytes, RECONCILER
+            )
+
+    with_fresh_run(verity, run_id, adapter_ready)
+    run = verity.get_run(None, run_id)
+    if run.state == ADAPTER_READY and run.stop is None and all_rounds:
+        with_fresh_run(verity, run_id, lambda fresh: verity.record_completed(run_id, RECONCILER))
+    return run.state not in RUNNING
 
 
 def reconcile(ctx: JobContext, send: Send | None = None, *, startup_of_embedded: bool = False) -> list[UUID]:

@@ -3,9 +3,13 @@ and leaves live ones alone; a claim of a worker that died before it started a ru
 
 from __future__ import annotations
 
+import hashlib
+import json
+import struct
 import time
 from typing import TYPE_CHECKING
 
+from domain.runs.progress import RoundResult
 from jobs.reconciler import reconcile
 from jobs.service import start
 
@@ -58,3 +62,46 @@ def test_a_queued_run_claimed_by_a_worker_that_died_before_starting_it_is_taken_
     assert ledger.claim(run_id, "local", "second", 2, stale_after=2.0)
     assert ledger.lease(run_id).worker_id == "second"
     assert not ledger.beat(run_id, "first")  # the first worker learns it lost the run
+
+
+def write_adapter(world: World, run_id, cut_short: bool = False) -> bytes:
+    """What the trainer writes: a config and a safetensors file (8-byte header length, JSON header, tensors)."""
+    header = json.dumps({"lora_A": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}).encode()
+    weights = struct.pack("<Q", len(header)) + header + bytes(range(16))
+    folder = world.settings.local_storage_dir / "runs" / str(run_id) / "adapter"
+    folder.mkdir(parents=True)
+    (folder / "adapter_config.json").write_text("{}")
+    (folder / "adapter_model.safetensors").write_bytes(weights[:-5] if cut_short else weights)
+    return weights
+
+
+def stopped_while_saving(world: World):
+    run_id = world.training()
+    world.verity.record_round_scored(
+        run_id, RoundResult(round_number=1, validation_reward=0.5, reward=0.4, signal=0.5, updated=True)
+    )
+    world.verity.record_stopped(run_id, "time_limit", "")
+    world.ctx.ledger.claim(run_id, "local", "gone", 7, stale_after=2.0)
+    return run_id
+
+
+def test_a_run_whose_worker_died_after_saving_its_adapter_keeps_it(world: World) -> None:
+    run_id = stopped_while_saving(world)
+    weights = write_adapter(world, run_id)
+    time.sleep(2.2)
+
+    assert reconcile(world.ctx) == [run_id]
+
+    run = world.verity.get_run(None, run_id)
+    assert run.state == "adapter_ready" and run.adapter["best_round"] == 1
+    assert run.adapter["sha256"] == hashlib.sha256(weights).hexdigest() and run.adapter["size_bytes"] == len(weights)
+
+
+def test_an_adapter_cut_short_is_not_kept_and_the_run_fails(world: World) -> None:
+    run_id = stopped_while_saving(world)
+    write_adapter(world, run_id, cut_short=True)
+    time.sleep(2.2)
+
+    assert reconcile(world.ctx) == [run_id]
+
+    assert world.verity.get_run(None, run_id).state == "failed"
