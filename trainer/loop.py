@@ -445,7 +445,11 @@ def _validate(spec, policy: Policy, backend, grader: Grader, validation_prompts,
 
 
 def make_backend(spec: RunSpec, policy: Policy) -> SamplingBackend:
-    choice = spec.generation_backend or ("vllm" if policy.device.type == "cuda" else "transformers")
+    import importlib.util
+
+    on_gpu = policy.device.type == "cuda"
+    default = "vllm" if on_gpu and importlib.util.find_spec("vllm") is not None else "transformers"
+    choice = spec.generation_backend or default
     if choice == "vllm":
         if policy.device.type != "cuda":
             raise RunFailed("The vLLM generation backend needs a GPU; choose Transformers on this machine.")
