@@ -1,0 +1,251 @@
+"""The run page's parts through the test client, over SQLite, with rounds recorded as the jobs record them and
+rollout files written where the trainer writes them."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from uuid import UUID
+
+import pytest
+from litestar.testing import TestClient
+
+from app.auth.testing import sign_in_as
+from app.factory import create_app
+from domain.actors import Actor
+from domain.application import Verity
+from domain.runs.progress import RoundResult, TrialReport
+from domain.runs.settings import run_body_from_api
+from projections.runner import ProjectionRunner
+from projections.store import ReadModels
+from verity.config import Settings
+from verity.storage import LocalStorage, open_storage
+from verity.wiring import build_application, build_read_models, ensure_default_organization
+
+OWNER = Actor("person", "owner@localhost", "owner@localhost")
+HTMX = {"HX-Request": "true"}
+MATH_PAIRS = {"preset": "verifiable", "metric": "math_pairs", "synthetic_prompts": 64, "format_bonus": True}
+
+
+@dataclass
+class Page:
+    client: TestClient
+    verity: Verity
+    read_models: ReadModels
+    storage: LocalStorage
+    org_id: UUID
+    project_id: UUID
+    merged: list[UUID]
+
+    def launched_run(self, rounds: int = 3, kind: str = "full") -> UUID:
+        body = {"name": "parts", "kind": kind, "training": {"rl": {"rounds": rounds, "reward": MATH_PAIRS}}}
+        run_id = self.verity.save_run(self.org_id, self.project_id, run_body_from_api(body), OWNER).id
+        self.verity.launch_run(self.org_id, run_id, OWNER, "owner")
+        self.verity.record_preparing(run_id)
+        return run_id
+
+    def score(self, run_id: UUID, number: int, reward: float | None, validation: float) -> None:
+        self.verity.record_round_scored(
+            run_id,
+            RoundResult(
+                round_number=number,
+                validation_reward=validation,
+                reward=reward,
+                signal=None if number == 0 else 0.5,
+                cut_off=None if number == 0 else 0.25,
+                graded_answers=0 if number == 0 else 3,
+                updated=number > 0,
+                loss=None if number == 0 else 0.02,
+                sampling_seconds=0.0 if number == 0 else 3.0,
+                grading_seconds=0.0 if number == 0 else 0.5,
+                update_seconds=0.0 if number == 0 else 2.0,
+                validation_seconds=1.0,
+                mean_answer_tokens=None if number == 0 else 9.0,
+                token_entropy=None if number == 0 else 1.1,
+                accuracy=None if number == 0 else reward,
+            ),
+        )
+
+    def rollouts(self, run_id: UUID, number: int, lines: list[dict]) -> None:
+        staged = self.storage.stage(f"runs/{run_id}/rollouts/round-{number:03d}.jsonl")
+        staged.write("".join(json.dumps(line) + "\n" for line in lines).encode())
+        staged.commit()
+
+    def settle(self) -> None:
+        assert self.read_models.wait_for(self.verity.recorder.max_notification_id() or 0, timeout=10)
+
+
+@pytest.fixture
+def page(sqlite_settings: Settings) -> Iterator[Page]:
+    verity = build_application(sqlite_settings)
+    read_models = build_read_models(sqlite_settings)
+    org_id, project_id = ensure_default_organization(sqlite_settings, verity, read_models)
+    runner = ProjectionRunner(verity, read_models)
+    runner.run_once()
+    storage = open_storage(sqlite_settings)
+    merged: list[UUID] = []
+    app = create_app(verity, read_models, runner=runner, storage=storage, merger=merged.append, debug=True)
+    with TestClient(app) as client:
+        sign_in_as(client, verity, read_models, org_id)
+        yield Page(client, verity, read_models, storage, org_id, project_id, merged)
+
+
+def rollout_line(prompt: str, answers: list[tuple[str, float, bool, str | None]]) -> dict:
+    return {
+        "prompt": [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": prompt}],
+        "reference": "80",
+        "answers": [
+            {"answer": text, "reward": reward, "cut_off": cut, "failure": failure, "tokens": 4}
+            for text, reward, cut, failure in answers
+        ],
+    }
+
+
+def test_before_round_one_the_chart_says_so_and_round_zero_is_validation_only(page: Page) -> None:
+    run_id = page.launched_run()
+    page.score(run_id, 0, None, 0.31)
+    page.settle()
+    html = page.client.get(f"/runs/{run_id}").text
+    assert "Rewards appear here once the trainer scores its first round." in html
+    assert "Round 0, the starting adapter: validation 31.0%." in html
+    assert "Time left (est.): <strong>estimated once the first round is scored</strong>" in html
+    assert "Reward</dt>" in html and "Math Pairs" in html and "Starts from</dt>" in html
+
+
+def test_a_live_part_answers_204_while_nothing_changes_and_redraws_when_a_round_lands(page: Page) -> None:
+    run_id = page.launched_run()
+    page.score(run_id, 0, None, 0.30)
+    page.score(run_id, 1, 0.40, 0.45)
+    page.settle()
+    rounds = page.client.get(f"/runs/{run_id}/rounds", headers=HTMX).text
+    stamp = re.search(r"\?v=([0-9a-f]+)", rounds).group(1)
+    assert page.client.get(f"/runs/{run_id}/rounds?v={stamp}", headers=HTMX).status_code == 204
+    page.score(run_id, 2, 0.50, 0.52)
+    page.settle()
+    redrawn = page.client.get(f"/runs/{run_id}/rounds?v={stamp}", headers=HTMX)
+    assert redrawn.status_code == 200 and "Round 2" not in redrawn.text.split("<tbody>")[0]
+    assert re.findall(r"<tr[^>]*>\s*<td class=\"num\">(\d+)", redrawn.text) == ["2", "1", "0"]
+    status = page.client.get(f"/runs/{run_id}/status", headers=HTMX).text
+    assert "33% of rounds done" not in status and "67% of rounds done" in status
+    assert "Time left (est.): <strong>1 min</strong>" in status
+
+
+def test_samples_show_the_first_three_prompts_with_every_answer_and_its_tags(page: Page) -> None:
+    run_id = page.launched_run()
+    page.score(run_id, 0, None, 0.30)
+    page.score(run_id, 1, 0.40, 0.45)
+    long_prompt = "How fast is the train? " + "x" * 2000
+    page.rollouts(
+        run_id,
+        1,
+        [
+            rollout_line(long_prompt, [("80", 1.0, False, None), ("8" * 900, 0.0, True, None)]),
+            rollout_line("second", [("oops", 0.0, False, "execution")]),
+            rollout_line("third", [("80 km/h", 0.9, False, None)]),
+            rollout_line("fourth, not shown", [("80", 1.0, False, None)]),
+        ],
+    )
+    page.settle()
+    html = page.client.get(f"/runs/{run_id}/samples", headers=HTMX).text
+    assert html.count('<details class="sample">') == 3 and "fourth, not shown" not in html
+    assert "Answer briefly." not in html  # a prompt shows its last user message
+    assert "How fast is the train? " + "x" * (1000 - 23) + "…" in html
+    assert "8" * 600 + "…" in html and "8" * 601 not in html
+    assert html.count(">Cut off</span>") == 1 and html.count(">Metric failed</span>") == 1
+    assert '<option value="1" selected>1</option>' in html
+    assert 'hx-trigger="every 2s"' in html  # following the latest round while the run trains
+
+
+def test_samples_that_cannot_be_read_say_why_and_offer_retry(page: Page) -> None:
+    run_id = page.launched_run()
+    page.score(run_id, 0, None, 0.30)
+    page.score(run_id, 1, 0.40, 0.45)  # no rollout file written
+    page.settle()
+    html = page.client.get(f"/runs/{run_id}/samples?round=1", headers=HTMX).text
+    assert "The samples could not be loaded: " in html and "is not in the storage" in html
+    assert re.search(r'<button type="button" hx-get="/runs/[^"]+/samples\?round=1"[^>]*>Retry</button>', html)
+    page.rollouts(run_id, 1, [rollout_line("now here", [("80", 1.0, False, None)])])
+    assert "now here" in page.client.get(f"/runs/{run_id}/samples?round=1", headers=HTMX).text
+
+
+def test_a_finished_run_gives_its_history_and_offers_merge_and_a_new_run_from_its_adapter(page: Page) -> None:
+    run_id = page.launched_run(rounds=2)
+    for number, reward, validation in ((0, None, 0.30), (1, 0.40, 0.45), (2, 0.55, 0.50)):
+        page.score(run_id, number, reward, validation)
+    page.verity.record_saving_adapter(run_id)
+    page.verity.record_adapter_ready(run_id, 2, f"runs/{run_id}/adapter", "ab" * 32, 4)
+    page.verity.record_completed(run_id)
+    page.settle()
+    assert page.read_models.run(page.org_id, run_id).live is False
+
+    html = page.client.get(f"/runs/{run_id}").text
+    assert "hx-trigger" not in html
+    assert "Finished all 2 rounds · best round 2" in html
+    for action in ("Use this adapter", "Merge model", "Start another run from this adapter", "rounds.csv"):
+        assert action in html
+    rounds = list(csv.DictReader(io.StringIO(page.client.get(f"/runs/{run_id}/rounds.csv").text)))
+    assert [r["round_number"] for r in rounds] == ["0", "1", "2"] and rounds[2]["accuracy"] == "0.55"
+    events = page.client.get(f"/runs/{run_id}/events.csv").text.splitlines()
+    assert events[0].startswith("position,time,actor_kind") and len(events) == 1 + 9
+    history = page.client.get(f"/runs/{run_id}/history.json")
+    assert history.headers["content-disposition"].startswith("attachment")
+    assert [e["event_type"] for e in history.json()["events"]][-1] == "Completed"
+    missing = page.client.get(f"/runs/{run_id}/adapter.zip")
+    assert missing.status_code == 404 and "not in the storage" in missing.text
+
+    merged = page.client.post(f"/runs/{run_id}/merge", follow_redirects=False)
+    assert merged.status_code == 303 and page.merged == [run_id]
+    assert "Merge model is on its way" in page.client.get(merged.headers["location"]).text
+    form = page.client.get(f"/runs/new?start_run={run_id}").text
+    assert re.search(rf'<option value="{run_id}"\s+selected', form)
+
+
+def test_merge_is_refused_while_a_run_trains(page: Page) -> None:
+    run_id = page.launched_run()
+    page.settle()
+    answer = page.client.post(f"/runs/{run_id}/merge", follow_redirects=False)
+    assert answer.status_code == 409 and page.merged == [], answer.text[-600:]
+    assert "Only a run whose adapter is ready can be merged into a model." in answer.text
+
+
+def test_the_trial_report_shows_its_measures_estimate_and_advice(page: Page) -> None:
+    run_id = page.launched_run(kind="trial")
+    page.score(run_id, 0, None, 0.30)
+    page.score(run_id, 1, 0.40, 0.45)
+    advice = "The estimate holds for the same GPU, model revision, answers per prompt, longest sampled answer, "
+    report = TrialReport(
+        finished=True,
+        formatting="8 of 8 prompts well formed",
+        seconds_per_round=6.5,
+        peak_memory_bytes=3 * 2**30,
+        gpu_memory_bytes=80 * 2**30,
+        sampling_seconds=3.0,
+        grading_seconds=0.5,
+        update_seconds=2.0,
+        validation_seconds=1.0,
+        full_training_seconds=4 * 3600,
+        full_training_rounds=20,
+        full_gpu_cost=12.5,
+        advice=[advice + "context length and adapter settings."],
+    )
+    page.verity.record_trial_report(run_id, report)
+    page.verity.record_completed(run_id)
+    page.settle()
+    html = page.client.get(f"/runs/{run_id}").text
+    for label, value in (
+        ("Formatting", "8 of 8 prompts well formed"),
+        ("Seconds per round", "6.5 s"),
+        ("Peak GPU memory", "3.00 GiB of 80 GiB (4%)"),
+        ("Sampling", "3.0 s"),
+        ("Grading", "0.5 s"),
+        ("Update", "2.0 s"),
+        ("Validation", "1.0 s"),
+        ("Full training time", "4 h 0 min for 20 rounds"),
+        ("Full GPU cost", "$12.50"),
+    ):
+        assert f"<dt>{label}</dt><dd>{value}</dd>" in html, label
+    assert advice in html and "Configure the full run" in html
