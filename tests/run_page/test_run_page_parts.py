@@ -249,3 +249,29 @@ def test_the_trial_report_shows_its_measures_estimate_and_advice(page: Page) -> 
     ):
         assert f"<dt>{label}</dt><dd>{value}</dd>" in html, label
     assert advice in html and "Configure the full run" in html
+
+
+def test_a_run_is_live_until_it_has_ended_and_no_longer(page: Page) -> None:
+    def live(run_id: UUID) -> bool:
+        page.settle()
+        return page.read_models.run(page.org_id, run_id).live
+
+    draft = page.verity.save_run(
+        page.org_id, page.project_id, run_body_from_api({"training": {"rl": {"reward": MATH_PAIRS}}}), OWNER
+    ).id
+    assert live(draft) is False
+    completed, stopped = page.launched_run(rounds=2), page.launched_run(rounds=2)
+    assert live(completed) and live(stopped)
+    for run_id in (completed, stopped):
+        page.score(run_id, 0, None, 0.30)
+        page.score(run_id, 1, 0.40, 0.45)
+    page.verity.record_saving_adapter(completed)
+    page.verity.record_adapter_ready(completed, 1, "here", "ab" * 32, 4)
+    assert live(completed)  # all rounds done: Completed comes next
+    page.verity.record_completed(completed)
+    assert live(completed) is False
+    page.verity.record_stopped(stopped, "time_limit", "")
+    assert live(stopped)
+    page.verity.record_adapter_ready(stopped, 1, "here", "ab" * 32, 4)
+    assert live(stopped) is False  # an early stop ends at Adapter ready
+    assert [r.accuracy for r in page.read_models.rounds(page.org_id, stopped)] == [0.40, None]
