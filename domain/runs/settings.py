@@ -195,6 +195,7 @@ class RunDraft:
     name: str = ""
     kind: RunKind = "full"
     dataset_version: str | None = None
+    baseline: str | None = None  # a completed baseline evaluation: a full run's reward defaults to its scoring
     provider: str = "local"
     rounds: int = 20
     prompts_per_round: int = 64
@@ -241,6 +242,7 @@ class RunDraft:
             "name": self.name,
             "kind": self.kind,
             "dataset_version": self.dataset_version,
+            "baseline": self.baseline,
             "training": {
                 "objective": "rl",
                 "method": "lora",
@@ -263,6 +265,7 @@ class RunDraft:
             name=data["name"],
             kind=data["kind"],
             dataset_version=data["dataset_version"],
+            baseline=data.get("baseline"),
             provider=training.get("provider", "local"),
             **values,
         )
@@ -344,6 +347,7 @@ def _draft_from_values(values: Mapping[str, Any], errors: dict[str, str]) -> Run
         kind=kind,
         provider=str(values.get("provider") or "local"),
         dataset_version=str(dataset_version).strip() or None if dataset_version is not None else None,
+        baseline=str(values["baseline"]).strip() or None if values.get("baseline") is not None else None,
         **parsed,
     )
     if (
@@ -369,7 +373,7 @@ def run_body_from_api(body: dict[str, Any]) -> RunDraft:
         errors["method"] = METHOD_MESSAGE
     if training.get("gpu_count", 1) != 1:
         errors["gpu_count"] = GPU_COUNT_MESSAGE
-    values: dict[str, Any] = {key: body[key] for key in ("name", "kind", "dataset_version") if key in body}
+    values: dict[str, Any] = {key: body[key] for key in ("name", "kind", "dataset_version", "baseline") if key in body}
     values.update({key: training[key] for key in (*TRAINING_FIELDS, "provider") if key in training})
     for block_name in ("rl", "advanced"):
         block = training.get(block_name) or {}
@@ -417,7 +421,7 @@ def _reward_from_form(form: Mapping[str, str]) -> dict[str, Any] | None:
 def run_body_from_form(form: Mapping[str, str]) -> RunDraft:
     """A URL-encoded form (field names as in FIELDS; the reward as reward_<key>) to a draft."""
     values: dict[str, Any] = {key: form[key] for key in form if key in FIELDS_BY_NAME and key != "reward"}
-    for key in ("name", "kind", "dataset_version", "provider"):
+    for key in ("name", "kind", "dataset_version", "baseline", "provider"):
         if key in form:
             values[key] = form[key]
     values["reward"] = _reward_from_form(form)
