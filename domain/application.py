@@ -24,7 +24,9 @@ from domain.access.commands import AccessCommands
 from domain.actors import TRAINER, Actor
 from domain.custom_metric_commands import CustomMetricCommands
 from domain.datasets.commands import DatasetCommands
+from domain.evaluations.commands import EvaluationCommands
 from domain.errors import ConcurrentChange, DomainError, NotAllowed, NotFound, SettingsInvalid
+from domain.loops.commands import LoopCommands
 from domain.organizations import PLANS, Organization, Project
 from domain.runs.progress import RoundResult, TrialReport
 from domain.runs.reward import resolve_reward
@@ -51,7 +53,7 @@ def vision_refusal(model: str) -> str:
     return f"RL trains text models. {model} is a vision model: choose SFT or DPO, or a text model."
 
 
-class Verity(AccessCommands, DatasetCommands, CustomMetricCommands, Application):
+class Verity(AccessCommands, DatasetCommands, CustomMetricCommands, EvaluationCommands, LoopCommands, Application):
     name = "Verity"
     log_section_size = 1000  # projections read the log in pages of up to 1,000 events
 
@@ -131,6 +133,8 @@ class Verity(AccessCommands, DatasetCommands, CustomMetricCommands, Application)
         if project.vision:
             errors[""] = vision_refusal(project.model)
         try:
+            if draft.reward is None and not draft.is_trial and draft.baseline:  # 000: "The default is the baseline's"
+                draft = draft.with_values(reward=self.baseline_reward(org_id, draft.baseline, draft.dataset_version))
             draft = draft.with_values(reward=resolve_reward(draft.reward, is_trial=draft.is_trial))
         except SettingsInvalid as problem:
             errors.update(problem.errors)

@@ -1,0 +1,111 @@
+"""The Evaluation aggregate: a model scored on test examples with a scoring and a main metric.
+
+A public method checks; the `@event` method it calls only assigns (nothing is checked again on replay).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.domain import Aggregate, event
+
+from domain.errors import IllegalTransition
+
+QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED = "queued", "running", "completed", "failed", "cancelled"
+STATUS_NAMES = {
+    QUEUED: "Queued",
+    RUNNING: "Running",
+    COMPLETED: "Completed",
+    FAILED: "Failed",
+    CANCELLED: "Cancelled",
+}
+LIVE = (QUEUED, RUNNING)
+
+
+class Evaluation(Aggregate):
+    @event("Created")
+    def __init__(
+        self,
+        org_id: UUID,
+        project_id: UUID,
+        name: str,
+        model: str,
+        source: dict[str, Any],
+        scoring: dict[str, Any],
+        main_metric: str,
+        adapter_run: UUID | None,
+        adapter: dict[str, Any] | None,
+        baseline_id: UUID | None,
+        max_answer_tokens: int,
+        actor: dict[str, str],
+    ) -> None:
+        self.org_id = org_id
+        self.project_id = project_id
+        self.name = name
+        self.model = model
+        self.source = source  # {"kind": "dataset_version", "id": ...} or {"kind": "benchmark", "name": ...}
+        self.scoring = scoring
+        self.main_metric = main_metric
+        self.adapter_run = adapter_run  # None: the base model
+        self.adapter = adapter  # the run's adapter as saved: location, sha256, size_bytes
+        self.baseline_id = baseline_id  # Score against baseline: the evaluation it is compared with
+        self.max_answer_tokens = max_answer_tokens
+        self.state = QUEUED
+        self.score: float | None = None
+        self.breakdown: dict[str, float] = {}
+        self.results: list[dict[str, Any]] = []
+        self.failure: str | None = None
+
+    @property
+    def status(self) -> str:
+        return STATUS_NAMES[self.state]
+
+    @property
+    def is_baseline(self) -> bool:
+        """The base model's evaluation: what a full run's default reward comes from."""
+        return self.adapter_run is None
+
+    def _require(self, states: tuple[str, ...], message: str) -> None:
+        if self.state not in states:
+            raise IllegalTransition(message.format(status=self.status))
+
+    def start(self, actor: dict[str, str]) -> None:
+        self._require((QUEUED,), "Only a queued evaluation can start: this one is {status}.")
+        self._started(actor=actor)
+
+    @event("Started")
+    def _started(self, actor: dict[str, str]) -> None:
+        self.state = RUNNING
+
+    def complete(self, score: float, breakdown: dict[str, float], results: list[dict[str, Any]],
+                 actor: dict[str, str]) -> None:
+        self._require((RUNNING,), "Only a running evaluation can complete: this one is {status}.")
+        if not 0.0 <= score <= 1.0:
+            raise IllegalTransition(f"An evaluation's score is from 0 to 1, not {score}.")
+        self._completed(score=float(score), breakdown=dict(breakdown), results=list(results), actor=actor)
+
+    @event("Completed")
+    def _completed(self, score: float, breakdown: dict[str, float], results: list[dict[str, Any]],
+                   actor: dict[str, str]) -> None:
+        self.score = score
+        self.breakdown = breakdown
+        self.results = results
+        self.state = COMPLETED
+
+    def fail(self, message: str, actor: dict[str, str]) -> None:
+        self._require(LIVE, "Only a queued or running evaluation can fail: this one is {status}.")
+        self._failed(message=message, actor=actor)
+
+    @event("Failed")
+    def _failed(self, message: str, actor: dict[str, str]) -> None:
+        self.failure = message
+        self.state = FAILED
+
+    def cancel(self, actor: dict[str, str]) -> None:
+        self._require(LIVE, "Only a queued or running evaluation can be cancelled: this one is {status}.")
+        self._cancelled(actor=actor)
+
+    @event("Cancelled")
+    def _cancelled(self, actor: dict[str, str]) -> None:
+        self.state = CANCELLED
