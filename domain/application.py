@@ -28,7 +28,8 @@ from domain.evaluations.commands import EvaluationCommands
 from domain.errors import ConcurrentChange, DomainError, NotAllowed, NotFound, SettingsInvalid
 from domain.loops.commands import LoopCommands
 from domain.organizations import PLANS, Organization, Project
-from domain.runs.progress import RoundResult, TrialReport
+from domain.runs import objectives
+from domain.runs.progress import RoundResult, StepLog, TrialReport
 from domain.runs.reward import resolve_reward
 from domain.runs.run import FINISHED_WITH_ADAPTER, Run
 from domain.runs.settings import RunDraft
@@ -130,6 +131,8 @@ class Verity(AccessCommands, DatasetCommands, CustomMetricCommands, EvaluationCo
     def _checked_settings(self, org_id: UUID, project: Project, draft: RunDraft) -> dict[str, Any]:
         """The settings a run saves, or SettingsInvalid with every problem (model, reward, Start from)."""
         errors: dict[str, str] = {}
+        if not objectives.is_rl(draft.objective):
+            return self._checked_tuning_settings(org_id, project, draft)
         if project.vision:
             errors[""] = vision_refusal(project.model)
         try:
@@ -152,6 +155,34 @@ class Verity(AccessCommands, DatasetCommands, CustomMetricCommands, EvaluationCo
                     lora_rank=advanced["lora_rank"],
                     lora_alpha=advanced["lora_alpha"],
                     start_run=str(source.id),
+                )
+        if errors:
+            raise SettingsInvalid(errors)
+        return draft.to_api()
+
+    def _checked_tuning_settings(self, org_id: UUID, project: Project, draft: RunDraft) -> dict[str, Any]:
+        """An SFT or DPO draft: no reward; a text version with training and validation examples (pairs for DPO);
+        Start from as for RL (the source's rank and alpha)."""
+        errors: dict[str, str] = {}
+        name = objectives.OBJECTIVE_NAMES[draft.objective]
+        draft = draft.with_values(reward=None)
+        if not draft.dataset_version:
+            errors["dataset_version"] = objectives.NEEDS_VERSION.format(name=name)
+        else:
+            errors.update(self.dataset_version_problems(org_id, draft.dataset_version, None))
+            if not errors and draft.objective == objectives.DPO:
+                version = self.get_dataset_version(org_id, UUID(str(draft.dataset_version)))
+                if version.shape != "preference":
+                    errors["dataset_version"] = objectives.NEEDS_PAIRS.format(label=version.label)
+        if draft.start_run is not None:
+            try:
+                source = self._start_from(org_id, project, draft.start_run)
+            except SettingsInvalid as problem:
+                errors.update(problem.errors)
+            else:
+                advanced = source.settings["training"]["advanced"]
+                draft = draft.with_values(
+                    lora_rank=advanced["lora_rank"], lora_alpha=advanced["lora_alpha"], start_run=str(source.id)
                 )
         if errors:
             raise SettingsInvalid(errors)
@@ -197,15 +228,16 @@ class Verity(AccessCommands, DatasetCommands, CustomMetricCommands, EvaluationCo
         run.edit(self._checked_settings(org_id, project, draft), actor.to_dict())
         return Written(run_id, self._save(run))
 
-    def _check_may_launch(self, org_id: UUID, role: Role) -> None:
-        if not self.get_organization(org_id).has_rl:
+    def _check_may_launch(self, org_id: UUID, role: Role, objective: str = objectives.RL) -> None:
+        """RL needs the Pro plan (000); SFT and DPO launch on any plan. Every launch needs member or owner."""
+        if objectives.is_rl(objective) and not self.get_organization(org_id).has_rl:
             raise NotAllowed(PRO_PLAN_NEEDED)
         if role not in ("owner", "member"):
             raise NotAllowed(ROLE_NEEDED)
 
     def launch_run(self, org_id: UUID, run_id: UUID, actor: Actor, role: Role) -> Written:
         run = self.get_run(org_id, run_id)
-        self._check_may_launch(org_id, role)
+        self._check_may_launch(org_id, role, run.objective)
         run.launch(actor.to_dict())
         return Written(run_id, self._save(run))
 
@@ -218,7 +250,7 @@ class Verity(AccessCommands, DatasetCommands, CustomMetricCommands, EvaluationCo
         """A new run from round 1 with the same settings, launched at once; the old run links to it."""
         old = self.get_run(org_id, run_id)
         old.check_retry()
-        self._check_may_launch(org_id, role)
+        self._check_may_launch(org_id, role, old.objective)
         new = Run(
             org_id=org_id,
             project_id=old.project_id,
@@ -258,6 +290,10 @@ class Verity(AccessCommands, DatasetCommands, CustomMetricCommands, EvaluationCo
 
     def record_round_scored(self, run_id: UUID, result: RoundResult, actor: Actor | None = None) -> Written:
         return self._progress(run_id, "score_round", result.to_dict(), actor=actor)
+
+    def record_step_logged(self, run_id: UUID, step: StepLog, actor: Actor | None = None) -> Written:
+        """An SFT or DPO run's optimizer step (the run page's loss chart and table)."""
+        return self._progress(run_id, "log_step", step.to_dict(), actor=actor)
 
     def record_saving_adapter(self, run_id: UUID, actor: Actor | None = None) -> Written:
         return self._progress(run_id, "save_adapter", actor=actor)

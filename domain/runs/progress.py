@@ -49,6 +49,22 @@ class RoundResult:
 
 
 @dataclass(frozen=True)
+class StepLog:
+    """One logged SFT or DPO optimizer step: `step` of `steps`, the training loss, and the validation loss when
+    the step ended with a validation (each epoch's last step)."""
+
+    step: int
+    steps: int
+    epoch: float
+    loss: float
+    seconds: float
+    validation_loss: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class TrialReport:
     """A trial's report: what one round measured, and the estimate for the full run when it finished."""
 

@@ -12,7 +12,7 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate, event
 
 from domain.errors import IllegalTransition
-from domain.runs import messages
+from domain.runs import messages, objectives
 
 DRAFT, QUEUED, PREPARING, TRAINING = "draft", "queued", "preparing", "training"
 SAVING_ADAPTER, ADAPTER_READY, COMPLETED, FAILED, CANCELLED = (
@@ -71,6 +71,7 @@ class Run(Aggregate):
         self.failure: str | None = None
         self.trial_report: dict[str, Any] | None = None
         self.retried_as: UUID | None = None
+        self.steps: list[dict[str, Any]] = []  # SFT and DPO: one per logged optimizer step
 
     # --- reading -------------------------------------------------------------------------------------------
     @property
@@ -82,7 +83,13 @@ class Run(Aggregate):
         return 1 if self.is_trial else int(self.settings["training"]["rl"]["rounds"])
 
     @property
+    def objective(self) -> str:
+        return str(self.settings["training"].get("objective", objectives.RL))
+
+    @property
     def status(self) -> str:
+        if not objectives.is_rl(self.objective) and self.state == TRAINING and self.steps:
+            return f"Training · step {self.steps[-1]['step']} / {self.steps[-1]['steps']}"
         return status_line(self.state, len(self.rounds), self.total_rounds)
 
     @property
@@ -189,6 +196,21 @@ class Run(Aggregate):
             self.best_validation = result["validation_reward"]
         self.best_round = best_round
 
+    def log_step(self, step: dict[str, Any], actor: dict[str, str]) -> None:
+        """An SFT or DPO optimizer step (domain/runs/progress.py's StepLog), in order."""
+        if objectives.is_rl(self.objective):
+            raise IllegalTransition("An RL run scores rounds: it logs no SFT or DPO steps.")
+        self._require((PREPARING, TRAINING), "Only a preparing or training run can log a step: it is {status}.")
+        if self.steps and step["step"] <= self.steps[-1]["step"]:
+            raise IllegalTransition(f"Step {step['step']} is already logged: this run is at step "
+                                    f"{self.steps[-1]['step']}.")
+        self._step_logged(step=step, actor=actor)
+
+    @event("StepLogged")
+    def _step_logged(self, step: dict[str, Any], actor: dict[str, str]) -> None:
+        self.steps.append(step)
+        self.state = TRAINING
+
     def stop_early(self, reason: str, note: str, actor: dict[str, str]) -> None:
         """The time limit, metric failures or memory end a full run that has an adapter to keep."""
         if reason not in messages.STOP_REASONS:
@@ -226,6 +248,9 @@ class Run(Aggregate):
 
     def save_adapter(self, actor: dict[str, str]) -> None:
         self._require((TRAINING,), "Only a training run can start saving its adapter: this run is {status}.")
+        if not objectives.is_rl(self.objective):  # SFT and DPO keep the adapter of their last step
+            self._saving_adapter(actor=actor)
+            return
         if self.last_round is None or self.last_round < 1:
             raise IllegalTransition(
                 "A run saves its adapter once it has trained a round: this run trained none."
@@ -246,12 +271,13 @@ class Run(Aggregate):
             (TRAINING, SAVING_ADAPTER),
             "Only a run saving its adapter can have it ready: this run is {status}.",
         )
-        if best_round != self.best_round:
+        if objectives.is_rl(self.objective) and best_round != self.best_round:
             raise IllegalTransition(
                 f"The adapter to keep is round {self.best_round}'s, the best on validation, "
                 f"not round {best_round}'s."
             )
-        if self.state == TRAINING and (failure := self.no_learning_signal()) is not None:
+        is_rl = objectives.is_rl(self.objective)
+        if is_rl and self.state == TRAINING and (failure := self.no_learning_signal()) is not None:
             self._failed(message=failure, actor=actor)
             return
         self._adapter_ready(

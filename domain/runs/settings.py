@@ -13,9 +13,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from domain.errors import SettingsInvalid
+from domain.runs import objectives
 
 Kind = Literal["int", "float", "choice", "bool", "text"]
-Section = Literal["Run", "Reinforcement learning", "Reward", "Advanced settings"]
+Section = Literal["Run", "Reinforcement learning", "SFT and DPO", "Reward", "Advanced settings"]
 RunKind = Literal["full", "trial"]
 
 TRIAL_MAX_PROMPTS = 8  # a trial trains on at most 8 training prompts and scores at most 8 validation prompts
@@ -161,7 +162,22 @@ FIELDS: list[FieldSpec] = [
     ),
     FieldSpec("seed", "Seed", "int", 0, 0, 2_147_483_647),
 ]
-FIELDS_BY_NAME: dict[str, FieldSpec] = {spec.name: spec for spec in FIELDS}
+# The Training objective and the settings only SFT and DPO have (domain/runs/objectives.py), beside FIELDS.
+OBJECTIVE_FIELD = FieldSpec(
+        "objective",
+        "Training objective",
+        "choice",
+        objectives.RL,
+        choices=objectives.OBJECTIVE_CHOICES,
+        section="Run",
+        hint="SFT first when the model rarely gets an answer right, then RL from that adapter.",
+    )
+TUNING_FIELDS: list[FieldSpec] = [
+    FieldSpec(name, label, kind, default, low, high, hint=hint, section="SFT and DPO")  # type: ignore[arg-type]
+    for name, label, kind, default, low, high, hint in objectives.OBJECTIVE_SETTINGS
+]
+ALL_FIELDS: list[FieldSpec] = [OBJECTIVE_FIELD, *FIELDS, *TUNING_FIELDS]
+FIELDS_BY_NAME: dict[str, FieldSpec] = {spec.name: spec for spec in ALL_FIELDS}
 
 RL_FIELDS = ("rounds", "prompts_per_round", "answers_per_prompt", "max_answer_tokens", "start_run", "reward")
 ADVANCED_FIELDS = (
@@ -179,7 +195,7 @@ ADVANCED_FIELDS = (
 TRAINING_FIELDS = ("time_limit_hours", "price_limit_per_hour", "trial_minutes")
 
 KIND_MESSAGE = "Run must be Full training or Training trial · a small sample."
-OBJECTIVE_MESSAGE = 'Only RL runs are configured here: training.objective must be "rl".'
+OBJECTIVE_MESSAGE = objectives.OBJECTIVE_MESSAGE
 METHOD_MESSAGE = 'RL trains a LoRA adapter: training.method must be "lora".'
 GPU_COUNT_MESSAGE = "RL trains on one GPU: training.gpu_count must be 1."
 WINDOW_MESSAGE = (
@@ -194,6 +210,7 @@ class RunDraft:
 
     name: str = ""
     kind: RunKind = "full"
+    objective: str = objectives.RL
     dataset_version: str | None = None
     baseline: str | None = None  # a completed baseline evaluation: a full run's reward defaults to its scoring
     provider: str = "local"
@@ -216,6 +233,9 @@ class RunDraft:
     time_limit_hours: float = 2.0
     price_limit_per_hour: float | None = None
     trial_minutes: int = 20
+    epochs: int = 3  # SFT and DPO (domain/runs/objectives.py)
+    batch_size: int = 8
+    beta: float = 0.1
 
     @property
     def is_trial(self) -> bool:
@@ -244,13 +264,18 @@ class RunDraft:
             "dataset_version": self.dataset_version,
             "baseline": self.baseline,
             "training": {
-                "objective": "rl",
+                "objective": self.objective,
                 "method": "lora",
                 "gpu_count": 1,
                 "provider": self.provider,
                 **{name: getattr(self, name) for name in TRAINING_FIELDS},
                 "rl": {name: getattr(self, name) for name in RL_FIELDS},
                 "advanced": {name: getattr(self, name) for name in ADVANCED_FIELDS},
+                **{
+                    objective: {name: getattr(self, name) for name in names}
+                    for objective, names in objectives.BLOCK_FIELDS.items()
+                    if objective == self.objective
+                },
             },
         }
 
@@ -261,6 +286,8 @@ class RunDraft:
         values: dict[str, Any] = {name: training[name] for name in TRAINING_FIELDS}
         values.update(training["rl"])
         values.update(training["advanced"])
+        values.update(training.get(training.get("objective", objectives.RL)) or {})
+        values["objective"] = training.get("objective", objectives.RL)
         return cls(
             name=data["name"],
             kind=data["kind"],
@@ -322,7 +349,9 @@ def _parse_value(spec: FieldSpec, raw: Any) -> Any:
 def _draft_from_values(values: Mapping[str, Any], errors: dict[str, str]) -> RunDraft:
     """Checks every setting in `values` (missing ones take defaults), collecting every message in `errors`."""
     parsed: dict[str, Any] = {}
-    for spec in FIELDS:
+    if "learning_rate" not in values and values.get("objective") in objectives.LEARNING_RATE_DEFAULTS:
+        values = {**values, "learning_rate": objectives.LEARNING_RATE_DEFAULTS[values["objective"]]}
+    for spec in ALL_FIELDS:
         if spec.name not in values or spec.name == "reward":
             continue
         try:
@@ -351,11 +380,15 @@ def _draft_from_values(values: Mapping[str, Any], errors: dict[str, str]) -> Run
         **parsed,
     )
     if (
-        "training_window" not in errors
+        objectives.is_rl(draft.objective)
+        and "training_window" not in errors
         and "max_answer_tokens" not in errors
         and (draft.max_answer_tokens >= draft.training_window)
     ):
         errors["training_window"] = WINDOW_MESSAGE
+    batch_checked = not ({"batch_size", "micro_batch_size"} & errors.keys())
+    if not objectives.is_rl(draft.objective) and batch_checked and draft.batch_size % draft.micro_batch_size:
+        errors["batch_size"] = objectives.BATCH_MESSAGE
     return draft
 
 
@@ -367,15 +400,18 @@ def run_body_from_api(body: dict[str, Any]) -> RunDraft:
     training = body.get("training") or {}
     if not isinstance(training, dict):
         raise SettingsInvalid({"training": "training must be an object."})
-    if training.get("objective", "rl") != "rl":
+    objective = training.get("objective", objectives.RL)
+    if objective not in objectives.BLOCK_FIELDS and objective != objectives.RL:
         errors["objective"] = OBJECTIVE_MESSAGE
+        objective = objectives.RL
     if training.get("method", "lora") != "lora":
         errors["method"] = METHOD_MESSAGE
     if training.get("gpu_count", 1) != 1:
         errors["gpu_count"] = GPU_COUNT_MESSAGE
     values: dict[str, Any] = {key: body[key] for key in ("name", "kind", "dataset_version", "baseline") if key in body}
+    values["objective"] = objective
     values.update({key: training[key] for key in (*TRAINING_FIELDS, "provider") if key in training})
-    for block_name in ("rl", "advanced"):
+    for block_name in ("rl", "advanced", *((objective,) if objective in objectives.BLOCK_FIELDS else ())):
         block = training.get(block_name) or {}
         if not isinstance(block, dict):
             errors[block_name] = f"training.{block_name} must be an object."
