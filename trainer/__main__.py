@@ -1,4 +1,4 @@
-"""`python -m trainer run SPEC.json` and `python -m trainer tiny-model build --out DIR --seed N`.
+"""`python -m trainer run SPEC.json`, `python -m trainer evaluate SPEC.json` and `python -m trainer tiny-model build --out DIR --seed N`.
 
 stdout carries progress records only (one JSON line each); logs go to stderr.
 """
@@ -16,6 +16,8 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     run_parser = commands.add_parser("run", help="do the RL run a spec describes")
     run_parser.add_argument("spec", help="path of the run spec (JSON)")
+    evaluate_parser = commands.add_parser("evaluate", help="score a model on test examples (an evaluation spec)")
+    evaluate_parser.add_argument("spec", help="path of the evaluation spec (JSON)")
     tiny = commands.add_parser("tiny-model", help="the project's own tiny model")
     tiny_commands = tiny.add_subparsers(dest="tiny_command", required=True)
     build = tiny_commands.add_parser("build", help="build and warm-start the tiny model, with no download")
@@ -30,6 +32,11 @@ def main(argv: list[str] | None = None) -> int:
         facts = build_tiny_model(args.out, seed=args.seed)
         logging.getLogger("trainer").info("tiny model built in %s: %s", args.out, json.dumps(facts))
         return 0
+
+    if args.command == "evaluate":
+        from trainer.evaluate import evaluate_from_file
+
+        return evaluate_from_file(args.spec)
 
     from trainer.loop import run_from_file
 

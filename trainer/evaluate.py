@@ -1,0 +1,192 @@
+"""One evaluation: the base model (or the base with a run's adapter) answers each test example greedily, and the
+evaluation's main metric scores every answer (domain/rewards, or the custom metric's sandbox).
+
+`python -m trainer evaluate SPEC.json` writes progress records on stdout (one JSON line each):
+`evaluation_started`, then `evaluation_completed` (score, breakdown, per-example results) or `failed`; the
+per-example results also go to storage at evaluations/<id>/results.jsonl. Model loading and sampling are the run's
+own (trainer/model_loading.py, trainer/loop.py's backend), so an evaluation answers as a run's validation does.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from domain.rewards.breakdown import breakdown
+from domain.rewards.config import NOT_A_REWARD
+from domain.rewards.types import AnswerScore, Grader
+from trainer.spec import ModelRef, RewardSpec, Row, RunSpec, StartAdapter, Storage
+
+log = logging.getLogger(__name__)
+
+PROMPT_CHARACTERS, TEXT_CHARACTERS = 1000, 600  # as the run page's samples shorten them
+
+
+@dataclass(frozen=True)
+class EvaluationSpec:
+    """Everything one evaluation needs. `reward` is the scoring with its main metric as the metric."""
+
+    evaluation_id: str
+    model: ModelRef
+    rows: list[Row]
+    reward: RewardSpec
+    storage: Storage
+    adapter: StartAdapter | None = None
+    max_answer_tokens: int = 64
+    generation_backend: str | None = None
+    seed: int = 0
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvaluationSpec:
+        return cls(
+            evaluation_id=data["evaluation_id"],
+            model=ModelRef(**data["model"]),
+            rows=[Row(**row) for row in data["rows"]],
+            reward=RewardSpec(**data["reward"]),
+            storage=Storage(**data["storage"]),
+            adapter=StartAdapter(**data["adapter"]) if data.get("adapter") else None,
+            max_answer_tokens=int(data.get("max_answer_tokens", 64)),
+            generation_backend=data.get("generation_backend"),
+            seed=int(data.get("seed", 0)),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def as_run_spec(self) -> RunSpec:
+        """The run spec the model loading and sampling of a run read (its rows are the test rows)."""
+        return RunSpec(
+            run_id=self.evaluation_id, model=self.model, reward=self.reward, train_rows=self.rows,
+            validation_rows=self.rows, storage=self.storage, deadline=float("inf"), start_adapter=self.adapter,
+            max_answer_tokens=self.max_answer_tokens, training_window=10**9,
+            generation_backend=self.generation_backend, seed=self.seed,  # type: ignore[arg-type]
+        )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    score: float
+    breakdown: dict[str, float]
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+
+class EvaluationFailed(RuntimeError):
+    """The evaluation fails with this message, in words."""
+
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+def evaluate(spec: EvaluationSpec, emit: Emit) -> bool:
+    """Answer, score, write the results; every outcome is also a progress record. Returns whether it succeeded."""
+    emit({"type": "evaluation_started", "examples": len(spec.rows)})
+    try:
+        outcome = _evaluate(spec)
+    except EvaluationFailed as failure:
+        emit({"type": "failed", "message": str(failure)})
+        return False
+    except Exception as error:  # the message names no prompt or answer; the log has the details
+        log.exception("the evaluation failed")
+        emit({"type": "failed", "message": f"{type(error).__name__}: evaluation stopped; inspect logs"})
+        return False
+    location = _write_results(spec, outcome.results)
+    emit({"type": "evaluation_completed", "score": outcome.score, "breakdown": outcome.breakdown,
+          "results": outcome.results, "results_location": location})
+    return True
+
+
+def _evaluate(spec: EvaluationSpec) -> Outcome:
+    import torch
+
+    from trainer.loop import make_backend
+    from trainer.model_loading import load_policy, load_tokenizer
+
+    metric = str(spec.reward.config.get("metric", ""))
+    if metric in NOT_A_REWARD:
+        raise EvaluationFailed(
+            f"The {NOT_A_REWARD[metric]} needs a judge model, and this installation has none configured. "
+            "Choose another main metric."
+        )
+    if not spec.rows:
+        raise EvaluationFailed("The evaluation has no test examples.")
+    grader = _grader(spec.reward)
+    torch.manual_seed(spec.seed)
+    run_spec = spec.as_run_spec()
+    tokenizer = load_tokenizer(run_spec)
+    policy = load_policy(run_spec, tokenizer)  # a new adapter starts at zero, so it answers as the base model
+    backend = make_backend(run_spec, policy)
+    prompts = [_prompt_ids(tokenizer, row.prompt) for row in spec.rows]
+    answers = [group[0] for group in backend.sample(prompts, 1, spec.max_answer_tokens, True, lambda: False)]
+    texts = [tokenizer.decode(answer.token_ids, skip_special_tokens=True) for answer in answers]
+    cut_off = [answer.cut_off for answer in answers]
+    scores = score_all(grader, texts, [row.reference for row in spec.rows], cut_off)
+    if hasattr(grader, "close"):
+        grader.close()
+    summary = breakdown(scores, texts, cut_off)
+    results = [
+        {
+            "index": index,
+            "prompt": _last_user_message(row.prompt)[:PROMPT_CHARACTERS],
+            "reference": row.reference[:TEXT_CHARACTERS],
+            "answer": text[:TEXT_CHARACTERS],
+            "score": round(scored.value, 6),
+            "parts": scored.parts,
+            "cut_off": was_cut,
+            "failure": scored.failure,
+        }
+        for index, (row, text, scored, was_cut) in enumerate(zip(spec.rows, texts, scores, cut_off, strict=True))
+    ]
+    return Outcome(score=summary["score"], breakdown=summary, results=results)
+
+
+def score_all(grader: Grader, texts: list[str], references: list[str], cut_off: list[bool]) -> list[AnswerScore]:
+    """Every answer's score; an answer cut off scores 0 without being graded (as in a run)."""
+    graded = [i for i, was_cut in enumerate(cut_off) if not was_cut]
+    scores = [AnswerScore(0.0) for _ in texts]
+    for i, scored in zip(graded, grader.score_batch([texts[i] for i in graded], [references[i] for i in graded]),
+                         strict=True):
+        scores[i] = scored
+    return scores
+
+
+def _grader(reward: RewardSpec) -> Grader:
+    from trainer.reward import build_reward
+
+    try:
+        return build_reward(reward)
+    except ValueError as problem:
+        raise EvaluationFailed(str(problem)) from None
+
+
+def _prompt_ids(tokenizer, messages: list[dict]) -> list[int]:
+    ids = tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+    return list(ids if isinstance(ids, list) else ids["input_ids"])
+
+
+def _last_user_message(messages: list[dict]) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "user" and isinstance(message.get("content"), str):
+            return message["content"]
+    return ""
+
+
+def _write_results(spec: EvaluationSpec, results: list[dict[str, Any]]) -> str:
+    from trainer.storage import open_storage
+
+    lines = "".join(json.dumps(result) + "\n" for result in results).encode()
+    return open_storage(spec.storage).put_bytes(f"evaluations/{spec.evaluation_id}/results.jsonl", lines)
+
+
+def evaluate_from_file(path: str) -> int:
+    spec = EvaluationSpec.from_dict(json.loads(Path(path).read_text()))
+
+    def emit(record: dict[str, Any]) -> None:
+        sys.stdout.write(json.dumps(record) + "\n")
+        sys.stdout.flush()
+
+    return 0 if evaluate(spec, emit) else 1
