@@ -33,6 +33,11 @@ TABLE_KEYS: dict[str, tuple[str, ...]] = {
     "dataset_versions": ("id",),
     "custom_metrics": ("id",),
     "custom_metric_versions": ("id",),
+    # evaluations and training loops (migrations/005)
+    "evaluations": ("id",),
+    "evaluation_results": ("evaluation_id", "example_index"),
+    "loops": ("id",),
+    "loop_rounds": ("loop_id", "round_number"),
 }
 
 Row = dict[str, Any]

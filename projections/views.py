@@ -17,6 +17,7 @@ from domain.runs import messages
 from domain.runs.reward import reward_label
 from domain.runs.run import status_line
 from projections.catalog import catalog_projections
+from projections.evaluations import evaluation_projections
 from projections.tables import Tx
 
 
@@ -536,5 +537,6 @@ def all_projections() -> list[Projection]:
         Timeline(),
         *access_projections(),  # members and API tokens (projections/access.py)
         *catalog_projections(),  # datasets and custom metrics (projections/catalog.py), before the feed
+        *evaluation_projections(),  # evaluations and training loops (projections/evaluations.py)
         Feed(),
     ]

@@ -1,0 +1,32 @@
+"""A training loop's step as a job: the domain says what comes next (`advance_loop`), the step does it here
+(trains the round's run, or benchmarks its adapter) and sends the loop's next step once that job has ended."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from uuid import UUID
+
+from domain.errors import NotFound
+from jobs.context import JobContext
+from jobs.evaluations import run_evaluation
+from jobs.launching import launch
+
+log = logging.getLogger(__name__)
+
+
+def step_loop(ctx: JobContext, loop_id: UUID, send_next: Callable[[UUID], None]) -> None:
+    """One step of the loop; the run or evaluation it starts is done in this worker, then the loop goes on."""
+    try:
+        step = ctx.verity.advance_loop(loop_id)
+    except NotFound:
+        return
+    log.info("loop %s: %s %s", loop_id, step.action, step.target_id)
+    if step.action == "train" and step.target_id is not None:
+        ctx.verity.record_queued(step.target_id)
+        launch(ctx, step.target_id)
+    elif step.action == "evaluate" and step.target_id is not None:
+        run_evaluation(ctx, step.target_id)
+    else:
+        return  # done, or waiting on a job another worker holds: its ending sends the next step
+    send_next(loop_id)

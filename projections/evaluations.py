@@ -1,0 +1,229 @@
+"""The projections of evaluations and training loops, and their reads (same rules as projections/views.py).
+
+Each evaluation and loop is filed under its organization in the shared directory, so the event feed carries them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from domain.evaluations.benchmarks import BENCHMARKS
+from domain.evaluations.evaluation import STATUS_NAMES as EVALUATION_STATUS
+from domain.evaluations.scoring import main_metric_label
+from domain.loops.loop import STATUS_NAMES as LOOP_STATUS
+from domain.loops.rules import best_round
+from projections.tables import Tables, Tx
+
+if TYPE_CHECKING:
+    from projections.views import Event
+
+Handler = Callable[[Tx, "Event"], None]
+
+
+class _Projection:
+    name: str = ""
+    handlers: dict[str, Handler]
+
+    def apply(self, tx: Tx, event: Event) -> None:
+        handler = self.handlers.get(event.type)
+        if handler is not None:
+            handler(tx, event)
+
+
+def _file(tx: Tx, e: Event, kind: str) -> None:
+    tx.upsert("directory", {"aggregate_id": str(e.aggregate_id), "org_id": str(e.data["org_id"]), "kind": kind,
+                            "name": e.data["name"], "total_rounds": None})
+
+
+def _source_label(source: dict[str, Any]) -> str:
+    if source["kind"] == "benchmark":
+        return f"{BENCHMARKS.get(source['name'], source['name'])} ({source.get('count')} problems)"
+    return f"{source.get('label', 'Dataset version')} · test examples"
+
+
+class Evaluations(_Projection):
+    name = "evaluations"
+
+    def __init__(self) -> None:
+        self.handlers = {
+            "Evaluation.Created": self._created,
+            "Evaluation.Started": lambda tx, e: self._state(tx, e, "running"),
+            "Evaluation.Completed": self._completed,
+            "Evaluation.Failed": lambda tx, e: self._state(tx, e, "failed", failure=e.data["message"]),
+            "Evaluation.Cancelled": lambda tx, e: self._state(tx, e, "cancelled"),
+        }
+
+    def _created(self, tx: Tx, e: Event) -> None:
+        _file(tx, e, "evaluation")
+        d = e.data
+        tx.upsert("evaluations", {
+            "id": str(e.aggregate_id), "org_id": str(d["org_id"]), "project_id": str(d["project_id"]),
+            "name": d["name"], "model": d["model"], "source_label": _source_label(d["source"]),
+            "scoring_json": json.dumps(d["scoring"]), "main_metric": d["main_metric"],
+            "metric_label": main_metric_label(d["scoring"], d["main_metric"]),
+            "adapter_run": _str(d.get("adapter_run")), "baseline_id": _str(d.get("baseline_id")), "state": "queued",
+            "score": None, "breakdown_json": None, "failure": None, "created_at": e.time, "updated_at": e.time,
+        })
+
+    def _state(self, tx: Tx, e: Event, state: str, **values: Any) -> None:
+        tx.update("evaluations", {"id": str(e.aggregate_id)}, {"state": state, "updated_at": e.time, **values})
+
+    def _completed(self, tx: Tx, e: Event) -> None:
+        row = tx.get("evaluations", {"id": str(e.aggregate_id)})
+        self._state(tx, e, "completed", score=e.data["score"], breakdown_json=json.dumps(e.data["breakdown"]))
+        for result in e.data["results"]:
+            tx.upsert("evaluation_results", {
+                "evaluation_id": str(e.aggregate_id), "example_index": int(result["index"]),
+                "org_id": row["org_id"] if row else "", "prompt": result["prompt"], "reference": result["reference"],
+                "answer": result["answer"], "score": float(result["score"]), "cut_off": int(bool(result["cut_off"])),
+            })
+
+
+class Loops(_Projection):
+    name = "loops"
+
+    def __init__(self) -> None:
+        self.handlers = {
+            "TrainingLoop.Created": self._created,
+            "TrainingLoop.RoundStarted": self._round_started,
+            "TrainingLoop.Benchmarking": lambda tx, e: self._state(tx, e, "benchmarking"),
+            "TrainingLoop.RoundScored": self._round_scored,
+            "TrainingLoop.Ended": lambda tx, e: self._end(tx, e, e.data["status"]),
+            "TrainingLoop.Failed": lambda tx, e: self._end(tx, e, "failed", failure=e.data["message"]),
+            "TrainingLoop.Stopped": lambda tx, e: self._end(tx, e, "stopped"),
+        }
+
+    def _created(self, tx: Tx, e: Event) -> None:
+        _file(tx, e, "loop")
+        d = e.data
+        tx.upsert("loops", {
+            "id": str(e.aggregate_id), "org_id": str(d["org_id"]), "project_id": str(d["project_id"]),
+            "name": d["name"], "benchmark": d["benchmark"], "score_column": d["score_column"], "target": d["target"],
+            "max_rounds": d["max_rounds"], "give_up_after": d["give_up_after"],
+            "reclaim_storage": int(bool(d["reclaim_storage"])), "state": "queued", "failure": None,
+            "best_round": None, "rounds_run": 0, "created_at": e.time, "updated_at": e.time,
+        })
+
+    def _state(self, tx: Tx, e: Event, state: str, **values: Any) -> None:
+        tx.update("loops", {"id": str(e.aggregate_id)}, {"state": state, "updated_at": e.time, **values})
+
+    def _round_started(self, tx: Tx, e: Event) -> None:
+        loop = tx.get("loops", {"id": str(e.aggregate_id)})
+        number = int(e.data["number"])
+        previous = tx.get("loop_rounds", {"loop_id": str(e.aggregate_id), "round_number": number - 1})
+        if previous is not None and previous.get("ended_at") is None:
+            tx.update("loop_rounds", {"loop_id": str(e.aggregate_id), "round_number": number - 1}, {"ended_at": e.time})
+        tx.upsert("loop_rounds", {
+            "loop_id": str(e.aggregate_id), "round_number": number, "org_id": loop["org_id"] if loop else "",
+            "run_id": str(e.data["run_id"]), "evaluation_id": None, "score": None, "started_at": e.time,
+            "ended_at": None,
+        })
+        self._state(tx, e, "training", rounds_run=number)
+
+    def _round_scored(self, tx: Tx, e: Event) -> None:
+        key = {"loop_id": str(e.aggregate_id), "round_number": int(e.data["number"])}
+        tx.update("loop_rounds", key, {"score": e.data["score"], "ended_at": e.time})
+        tx.update("loops", {"id": str(e.aggregate_id)}, {"best_round": e.data["best_round"], "updated_at": e.time})
+
+    def _end(self, tx: Tx, e: Event, state: str, **values: Any) -> None:
+        self._state(tx, e, state, **values)
+
+
+class LoopEvaluationLinks(_Projection):
+    """A round's evaluation id, from the loop's Benchmarking event."""
+
+    name = "loop_evaluation_links"
+
+    def __init__(self) -> None:
+        self.handlers = {"TrainingLoop.Benchmarking": self._linked}
+
+    def _linked(self, tx: Tx, e: Event) -> None:
+        tx.update("loop_rounds", {"loop_id": str(e.aggregate_id), "round_number": int(e.data["number"])},
+                  {"evaluation_id": str(e.data["evaluation_id"])})
+
+
+def evaluation_projections() -> list[Any]:
+    return [Evaluations(), Loops(), LoopEvaluationLinks()]
+
+
+def _str(value: Any) -> str | None:
+    return str(value) if value is not None else None
+
+
+# --- reads ---------------------------------------------------------------------------------------------------------
+def _evaluation_view(row: dict[str, Any]) -> dict[str, Any]:
+    return {**row, "status": EVALUATION_STATUS[row["state"]], "breakdown": json.loads(row["breakdown_json"] or "{}"),
+            "live": row["state"] in ("queued", "running")}
+
+
+def evaluations(tables: Tables, org_id: UUID) -> list[dict[str, Any]]:
+    rows = tables.select("evaluations", {"org_id": str(org_id)}, order=[("created_at", True)])
+    return [_evaluation_view(row) for row in rows]
+
+
+def evaluation(tables: Tables, org_id: UUID, evaluation_id: UUID) -> dict[str, Any] | None:
+    rows = tables.select("evaluations", {"org_id": str(org_id), "id": str(evaluation_id)})
+    return _evaluation_view(rows[0]) if rows else None
+
+
+def evaluation_results(tables: Tables, evaluation_id: UUID) -> list[dict[str, Any]]:
+    return tables.select("evaluation_results", {"evaluation_id": str(evaluation_id)}, order=[("example_index", False)])
+
+
+def comparison(tables: Tables, org_id: UUID, evaluation_id: UUID) -> dict[str, Any] | None:
+    """Score against baseline: the adapter's evaluation beside its baseline, with the difference, per example too."""
+    adapter = evaluation(tables, org_id, evaluation_id)
+    if adapter is None or not adapter["baseline_id"]:
+        return None
+    baseline = evaluation(tables, org_id, UUID(adapter["baseline_id"]))
+    if baseline is None:
+        return None
+    base_results = {r["example_index"]: r for r in evaluation_results(tables, UUID(baseline["id"]))}
+    rows = []
+    for result in evaluation_results(tables, evaluation_id):
+        before = base_results.get(result["example_index"])
+        rows.append({**result, "baseline_answer": before["answer"] if before else "",
+                     "baseline_score": before["score"] if before else None,
+                     "difference": result["score"] - before["score"] if before else None})
+    difference = (
+        adapter["score"] - baseline["score"] if adapter["score"] is not None and baseline["score"] is not None else None
+    )
+    return {"adapter": adapter, "baseline": baseline, "difference": difference, "rows": rows}
+
+
+def _loop_view(row: dict[str, Any], rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    scores = [r["score"] for r in rounds]
+    best = best_round(scores)
+    first = next((s for s in scores if s is not None), None)
+    return {
+        **row, "status": LOOP_STATUS[row["state"]], "live": row["state"] in ("queued", "training", "benchmarking"),
+        "benchmark_name": BENCHMARKS.get(row["benchmark"], row["benchmark"]), "best_round": best,
+        "best_score": scores[best - 1] if best else None,
+        "gain_over_first": (scores[best - 1] - first) if best and first is not None else None,
+    }
+
+
+def loops(tables: Tables, org_id: UUID) -> list[dict[str, Any]]:
+    rows = tables.select("loops", {"org_id": str(org_id)}, order=[("created_at", True)])
+    return [_loop_view(row, loop_rounds(tables, UUID(row["id"]))) for row in rows]
+
+
+def loop(tables: Tables, org_id: UUID, loop_id: UUID) -> dict[str, Any] | None:
+    rows = tables.select("loops", {"org_id": str(org_id), "id": str(loop_id)})
+    return _loop_view(rows[0], loop_rounds(tables, loop_id)) if rows else None
+
+
+def loop_rounds(tables: Tables, loop_id: UUID) -> list[dict[str, Any]]:
+    """Oldest first, each with its delta to the previous scored round and whether it is the BEST round."""
+    rows = tables.select("loop_rounds", {"loop_id": str(loop_id)}, order=[("round_number", False)])
+    best = best_round([r["score"] for r in rows])
+    previous: float | None = None
+    for row in rows:
+        row["delta"] = row["score"] - previous if row["score"] is not None and previous is not None else None
+        row["is_best"] = row["round_number"] == best
+        if row["score"] is not None:
+            previous = row["score"]
+    return rows
