@@ -57,10 +57,19 @@ def best_round_row(run: RunDetail, rounds: list[RoundRow]) -> RoundRow | None:
 
 def settings_rows(run: RunDetail) -> list[tuple[str, str]]:
     """000's Run: Rounds, Prompts per round, Answers per prompt, Longest sampled answer, Reward, Starts from."""
-    rl = run.settings["training"]["rl"]
-    return [
+    training = run.settings["training"]
+    head = [
         ("Run", "Training trial" if run.kind == "trial" else "Full training"),
         ("Model", model_label(run.model)),
+    ]
+    rl = training.get("rl")
+    if training.get("objective", "rl") != "rl" or not rl:  # an SFT or DPO run: its own block, as saved
+        block = training.get(training.get("objective", "")) or {}
+        return [*head, ("Objective", str(training.get("objective", "")).upper())] + [
+            (key.replace("_", " ").capitalize(), str(value)) for key, value in block.items() if value is not None
+        ]
+    return [
+        *head,
         ("Rounds", "1 (a trial)" if run.kind == "trial" else str(rl["rounds"])),
         ("Prompts per round", str(rl["prompts_per_round"])),
         ("Answers per prompt", str(rl["answers_per_prompt"])),
