@@ -75,8 +75,12 @@ def launch(ctx: JobContext, run_id: UUID, on_child=None) -> None:
         _prepare_and_train(ctx, run_id, on_child)
     except Shutdown:  # the worker is stopping: its trainer is already stopped; say so rather than go silent
         with_fresh_run(ctx.verity, run_id, lambda run: _fail_if_running(ctx, run, WORKER_STOPPED))
-    finally:
-        ledger.release(run_id, ctx.worker_id)
+    except Exception:
+        # e.g. the database went away: the claim stays and goes stale, so the reconciler ends the run with the
+        # reason once it can; the message is not retried (a retry never repeats recorded work)
+        log.exception("run %s: the worker failed while it supervised the run", run_id)
+        return
+    ledger.release(run_id, ctx.worker_id)
 
 
 def _fail_if_running(ctx: JobContext, run, message: str) -> None:

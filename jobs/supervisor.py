@@ -27,6 +27,7 @@ from typing import IO
 from uuid import UUID
 
 from domain.application import Verity
+from domain.errors import DomainError
 from domain.runs.run import CANCELLED
 from jobs.recording import ProgressRecorder
 from trainer.progress import record_from_dict
@@ -36,6 +37,7 @@ log = logging.getLogger(__name__)
 trainer_log = logging.getLogger("jobs.trainer")
 
 PR_SET_PDEATHSIG = 1
+RECORD_ATTEMPTS = 8  # about a minute of retries
 
 
 @dataclass(frozen=True)
@@ -123,13 +125,13 @@ class Supervisor:
             now = time.monotonic()
             if now >= next_beat:
                 next_beat = now + self.timing.heartbeat_seconds
-                if not self.beat():  # the reconciler took the run away: it was ended without us
+                if self._lost():  # the reconciler took the run away: it was ended without us
                     log.warning("run %s: the heartbeat row is gone; stopping the trainer", self.run_id)
                     self._kill(child)
                     return Outcome("lost", child.poll(), self.recorder.finished)
             if now >= next_poll:
                 next_poll = now + self.timing.cancel_poll_seconds
-                if self.verity.get_run(None, self.run_id).state == CANCELLED:
+                if self._cancelled():
                     log.info("run %s was cancelled: stopping the trainer", self.run_id)
                     self._kill(child)
                     return Outcome("cancelled", child.poll(), self.recorder.finished)
@@ -155,6 +157,21 @@ class Supervisor:
                 reason = "finished" if self.recorder.finished else "died"
                 return Outcome(reason, returncode, self.recorder.finished)
 
+    def _lost(self) -> bool:
+        """Whether the claim is gone. A database that can't be reached now loses nothing: training goes on."""
+        try:
+            return not self.beat()
+        except Exception:
+            log.exception("run %s: could not beat the heartbeat", self.run_id)
+            return False
+
+    def _cancelled(self) -> bool:
+        try:
+            return self.verity.get_run(None, self.run_id).state == CANCELLED
+        except Exception:
+            log.exception("run %s: could not read the run to see a cancel", self.run_id)
+            return False
+
     def _drain(self, lines: queue.Queue[str | None]) -> None:
         """Records lines the trainer wrote before it was killed (e.g. an adapter saved just in time)."""
         while True:
@@ -175,7 +192,18 @@ class Supervisor:
         except (ValueError, KeyError, TypeError):
             trainer_log.warning("run %s: not a progress record: %s", self.spec.run_id, text[:300])
             return
-        self.recorder.record(record)
+        # A database hiccup must not lose a record: try again for a while before giving up on the run.
+        for attempt in range(RECORD_ATTEMPTS):
+            try:
+                self.recorder.record(record)
+                return
+            except DomainError:
+                raise
+            except Exception:
+                if attempt == RECORD_ATTEMPTS - 1:
+                    raise
+                log.exception("run %s: could not record %s; trying again", self.run_id, record.type)
+                time.sleep(min(2.0 * (attempt + 1), 10.0))
 
     def _kill(self, child: subprocess.Popen) -> None:
         """SIGTERM to the whole group, then SIGKILL after the grace."""

@@ -151,7 +151,13 @@ class Site:
         return eventually(condition, timeout)
 
     def wait_ended(self, run_id: UUID, timeout: float = 150) -> dict:
-        return self.wait(run_id, lambda run: run["state"] in ENDED, timeout)
+        """Until the run's ending is whole: a full run that did all its rounds is Adapter ready for a moment
+        before it is Completed; one that stopped early stays Adapter ready."""
+
+        def ended(run: dict) -> bool:
+            return run["state"] in ENDED and (run["state"] != "adapter_ready" or run["stop_reason"] is not None)
+
+        return self.wait(run_id, ended, timeout)
 
     def wait_training(self, run_id: UUID, round_number: int = 1, timeout: float = 90) -> dict:
         """Until the run is inside round `round_number` (the previous round is scored)."""
