@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ import torch
 
 from domain.rewards.types import Grader
 from trainer import messages
+from trainer.adapter_store import store_adapter
 from trainer.grpo import (
     build_shared_prompt_batch,
     group_advantages,
@@ -28,7 +28,6 @@ from trainer.grpo import (
     varied_groups,
 )
 from trainer.model_loading import (
-    ADAPTER_WEIGHTS,
     Policy,
     PolicyUnloadable,
     StartAdapterMismatch,
@@ -54,7 +53,7 @@ from trainer.rollouts import rollout_key, rollout_lines
 from trainer.sampling import SampledAnswer, SamplingBackend, SamplingInterrupted, SamplingOutOfMemory, is_out_of_memory
 from trainer.schedule import PromptSchedule, validation_sample
 from trainer.spec import RunSpec
-from trainer.storage import RunStorage, file_sha256, open_storage
+from trainer.storage import RunStorage, open_storage
 from trainer.time_limit import may_start_round, must_stop_running_round
 from trainer.trial import TRIAL_PROMPTS, check_prompt_format, trial_report
 
@@ -528,18 +527,7 @@ def _save_best_adapter(spec: RunSpec, storage: RunStorage, policy: Policy, state
     from peft import set_peft_model_state_dict
 
     set_peft_model_state_dict(policy.model, state.best_adapter)
-    with tempfile.TemporaryDirectory(prefix="verity-adapter-") as folder:
-        policy.model.save_pretrained(folder)
-        weights = Path(folder) / ADAPTER_WEIGHTS
-        for path in sorted(Path(folder).iterdir()):
-            if path.is_file():
-                storage.put_file(f"runs/{spec.run_id}/adapter/{path.name}", path)
-        return AdapterSaved(
-            location=storage.location(f"runs/{spec.run_id}/adapter"),
-            sha256=file_sha256(weights),
-            size_bytes=weights.stat().st_size,
-            best_round=state.best_round,
-        )
+    return store_adapter(spec.run_id, storage, policy.model, state.best_round)
 
 
 def _write_rollouts(spec: RunSpec, storage: RunStorage, round_number: int, scored: ScoredRound) -> None:

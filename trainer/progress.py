@@ -4,6 +4,7 @@ Every record has a `type`. In the order a run writes them:
 
 - `prepared`: the rows fit, the reward works, the model is loaded.
 - `round_scored`: round 0 (validation only), then one per finished round.
+- `step_logged`: SFT and DPO instead of rounds: one per optimizer step, with the validation loss at each epoch's end.
 - `stopped`: the run ended early and keeps its best adapter (time_limit, metric_failures, out_of_memory), with the
   product's note and log line. Written before the adapter is saved.
 - `adapter_saved`: where the kept adapter is, with its weights file's sha256 and size.
@@ -92,6 +93,20 @@ validation reward 0.4700 (best round 3); seconds: sampling 81.2, grading 2.1, up
 
 
 @dataclass(frozen=True)
+class StepLogged:
+    """An SFT or DPO optimizer step: `step` of `steps` (all epochs), the training loss, and the validation loss
+    when the step ended an epoch (validation runs once per epoch)."""
+
+    type: ClassVar[str] = "step_logged"
+    step: int
+    steps: int
+    epoch: float
+    loss: float
+    seconds: float
+    validation_loss: float | None = None
+
+
+@dataclass(frozen=True)
 class Stopped:
     """An early end that keeps the best adapter. `note` is the product's sentence (None for the time limit);
     `log_line` is the Training logs line."""
@@ -151,9 +166,10 @@ class TrialReport:
     advice: list[str] = field(default_factory=list)
 
 
-ProgressRecord = Prepared | RoundScored | Stopped | AdapterSaved | Completed | Failed | TrialReport
+ProgressRecord = Prepared | RoundScored | StepLogged | Stopped | AdapterSaved | Completed | Failed | TrialReport
 RECORD_TYPES: dict[str, type] = {
-    cls.type: cls for cls in (Prepared, RoundScored, Stopped, AdapterSaved, Completed, Failed, TrialReport)
+    cls.type: cls
+    for cls in (Prepared, RoundScored, StepLogged, Stopped, AdapterSaved, Completed, Failed, TrialReport)
 }
 
 

@@ -1,0 +1,85 @@
+"""The spec of an SFT or DPO run: the objective, the rows (messages; DPO's rejected answer), the settings.
+
+jobs/ writes it like the RL spec (`to_dict()` → JSON) with `"objective": "sft"` or `"dpo"`; `python -m trainer
+run SPEC.json` reads the objective and hands the file here instead of to the RL loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Literal
+
+from trainer.spec import ModelRef, SpecError, StartAdapter, Storage, parse_deadline
+
+Objective = Literal["sft", "dpo"]
+TRIAL_ROWS = 8  # a trial trains one epoch on at most 8 training rows and validates on at most 8
+
+
+@dataclass(frozen=True)
+class TuneRow:
+    """`prompt` is the conversation before the reference (the assistant's last reply); `rejected` is a DPO pair's
+    other answer."""
+
+    prompt: list[dict[str, str]]
+    reference: str
+    rejected: str | None = None
+
+
+@dataclass(frozen=True)
+class TuneSpec:
+    run_id: str
+    objective: Objective
+    model: ModelRef
+    train_rows: list[TuneRow]
+    validation_rows: list[TuneRow]
+    storage: Storage
+    deadline: float
+    start_adapter: StartAdapter | None = None
+    epochs: int = 3
+    batch_size: int = 8
+    micro_batch_size: int = 8
+    learning_rate: float = 2e-4
+    training_window: int = 2048
+    lora_rank: int = 16
+    lora_alpha: int = 32
+    beta: float = 0.1
+    trial: bool = False
+    seed: int = 0
+    quantization: str = "none"
+
+    def __post_init__(self) -> None:
+        if self.objective not in ("sft", "dpo"):
+            raise SpecError(f"objective must be sft or dpo here, not {self.objective!r}")
+        if not self.train_rows or not self.validation_rows:
+            raise SpecError("train_rows and validation_rows must not be empty")
+        if self.objective == "dpo" and any(row.rejected is None for row in self.train_rows):
+            raise SpecError("DPO needs a rejected answer in every training row")
+        if self.batch_size % self.micro_batch_size:
+            raise SpecError("batch_size must be a multiple of micro_batch_size")
+
+    @property
+    def accumulation_steps(self) -> int:
+        return self.batch_size // self.micro_batch_size
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TuneSpec:
+        unknown = set(data) - {f.name for f in fields(cls)}
+        if unknown:
+            raise SpecError(f"unknown spec field(s): {', '.join(sorted(unknown))}")
+        values = dict(data)
+        try:
+            values["model"] = ModelRef(**data["model"])
+            storage = data["storage"]
+            values["storage"] = Storage(location=storage) if isinstance(storage, str) else Storage(**storage)
+            values["train_rows"] = [TuneRow(**row) for row in data["train_rows"]]
+            values["validation_rows"] = [TuneRow(**row) for row in data["validation_rows"]]
+            values["start_adapter"] = StartAdapter(**data["start_adapter"]) if data.get("start_adapter") else None
+            values["deadline"] = parse_deadline(data["deadline"])
+        except KeyError as missing:
+            raise SpecError(f"the spec has no {missing.args[0]}") from None
+        except TypeError as error:
+            raise SpecError(f"malformed spec: {error}") from None
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
