@@ -20,6 +20,7 @@ from jobs.reconciler import end_orphan
 from jobs.recording import ProgressRecorder, with_fresh_run
 from jobs.specs import SpecUnbuildable, build_run_spec
 from jobs.supervisor import Outcome, Supervisor, Timing, describe_exit
+from jobs.tune_specs import build_tune_spec
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +100,8 @@ def _prepare_and_train(ctx: JobContext, run_id: UUID, on_child) -> None:
         verity.record_failed(run_id, over_price_limit(price, limit), actor)
         return
     try:
-        spec = build_run_spec(verity, run, ctx.settings, config, price_per_hour=price)
+        build = build_run_spec if run.objective == "rl" else build_tune_spec  # SFT and DPO: jobs/tune_specs.py
+        spec = build(verity, run, ctx.settings, config, price_per_hour=price)
     except SpecUnbuildable as unbuildable:
         message = str(unbuildable)
         with_fresh_run(verity, run_id, lambda run: verity.record_failed(run_id, message, actor))

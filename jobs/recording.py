@@ -15,7 +15,7 @@ from uuid import UUID
 from domain.actors import TRAINER, Actor
 from domain.application import Verity
 from domain.errors import ConcurrentChange, IllegalTransition
-from domain.runs.progress import RoundResult, TrialReport
+from domain.runs.progress import RoundResult, StepLog, TrialReport
 from domain.runs.run import ADAPTER_READY, RUNNING, SAVING_ADAPTER, TRAINING, Run
 from trainer import progress
 
@@ -106,6 +106,10 @@ class ProgressRecorder:
                          record.train_rows, record.validation_prompts, record.seconds)
             case progress.RoundScored():
                 self._apply(lambda run: v.record_round_scored(run_id, round_result(record), actor))
+            case progress.StepLogged():
+                step = StepLog(record.step, record.steps, record.epoch, record.loss, record.seconds,
+                               record.validation_loss)
+                self._apply(lambda run: v.record_step_logged(run_id, step, actor))
             case progress.Stopped():
                 self._apply(lambda run: v.record_stopped(run_id, record.reason, record.note or "", actor))
             case progress.AdapterSaved():

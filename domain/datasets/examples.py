@@ -34,8 +34,12 @@ class Example:
     rejected: str | None = None
 
     def to_row(self) -> dict[str, Any]:
-        """The trainer's row: {"prompt": [...messages], "reference": text}."""
-        return {"prompt": [dict(message) for message in self.prompt], "reference": self.reference}
+        """The trainer's row: {"prompt": [...messages], "reference": text}, and "rejected" for a preference pair
+        (DPO trains on it; RL and evaluations read prompt and reference only)."""
+        row = {"prompt": [dict(message) for message in self.prompt], "reference": self.reference}
+        if self.rejected is not None:
+            row["rejected"] = self.rejected
+        return row
 
 
 def content_text(content: Any) -> str:
