@@ -525,6 +525,12 @@ def access_projections() -> list[Projection]:
     return [Access()]
 
 
+def steps_projections() -> list[Projection]:
+    from projections.steps import Steps  # it builds on this module's Projection
+
+    return [Steps()]
+
+
 def all_projections() -> list[Projection]:
     """In the order they apply each page: the directory first."""
     return [
@@ -536,6 +542,7 @@ def all_projections() -> list[Projection]:
         Samples(),
         Timeline(),
         *access_projections(),  # members and API tokens (projections/access.py)
+        *steps_projections(),  # SFT and DPO steps (projections/steps.py)
         *catalog_projections(),  # datasets and custom metrics (projections/catalog.py), before the feed
         *evaluation_projections(),  # evaluations and training loops (projections/evaluations.py)
         Feed(),
