@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domain.rewards.config import METRICS, PRESET_NAMES, SYNTHETIC_PROMPTS_DEFAULT
-from domain.runs.settings import FIELDS, RunDraft
+from domain.runs.settings import ALL_FIELDS as FIELDS  # the Training objective and SFT/DPO settings too
+from domain.runs.settings import RunDraft
 
-SECTIONS = ("Run", "Reinforcement learning", "Reward", "Advanced settings")
+SECTIONS = ("Run", "Reinforcement learning", "SFT and DPO", "Reward", "Advanced settings")
 KINDS = (("full", "Full training"), ("trial", "Training trial · a small sample"))
 # The reward's own settings, as the form names them, and which kinds of answer show each.
 REWARD_SETTINGS: dict[str, tuple[str, str]] = {
@@ -162,7 +163,7 @@ def _values_of(body: Mapping[str, Any], project: str) -> dict[str, str]:
         "dataset_version": body.get("dataset_version") or "",
         "provider": training.get("provider") or "local",
     }
-    settings = {**training, **training["rl"], **training["advanced"]}
+    settings = {**training, **training["rl"], **training["advanced"], **training.get(training.get("objective"), {})}
     for spec in FIELDS:
         if spec.name != "reward":
             values[spec.name] = as_text(settings.get(spec.name))
