@@ -1,0 +1,157 @@
+"""End to end on the tiny model, with the embedded jobs (SQLite, in-process worker, storage folder) and real
+trainer processes: a baseline, a run whose reward comes from it, Score against baseline; loops on Math Pairs."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import pytest
+
+from domain.actors import Actor
+from domain.application import Verity
+from domain.runs.settings import run_body_from_api
+from jobs.config import JobsConfig
+from jobs.evaluations import EvaluationJobs, declare_evaluation_actors
+from jobs.service import JobsHandle, start
+from migrations import apply_migrations
+from projections import evaluations as reads
+from projections.runner import ProjectionRunner
+from verity.config import Settings
+from verity.wiring import build_application, build_read_models
+
+pytestmark = pytest.mark.slow
+OWNER = Actor("person", "owner@localhost", "owner@localhost")
+HELD_OUT = {"kind": "benchmark", "name": "math_pairs_held_out", "count": 16}
+SCORING = {"preset": "verifiable", "format_bonus": True}
+TINY = {"rounds": 1, "prompts_per_round": 8, "answers_per_prompt": 4, "max_answer_tokens": 16}
+ADVANCED = {"learning_rate": 5e-4, "micro_batch_size": 32, "training_window": 128}
+FAST = JobsConfig(heartbeat_seconds=0.5, stale_after_seconds=30.0, reconcile_every_seconds=60.0,
+                  cancel_poll_seconds=0.5, terminate_grace_seconds=3.0)
+
+
+@dataclass
+class Site:
+    verity: Verity
+    read_models: Any
+    handle: JobsHandle
+    jobs: EvaluationJobs
+    org_id: UUID
+    project_id: UUID
+
+    def wait_for(self, read, done, timeout: float = 120.0) -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = read()
+            if done(value):
+                return value
+            time.sleep(0.3)
+        raise AssertionError(f"timed out; last: {read()}")
+
+    def evaluation(self, evaluation_id: UUID):
+        return self.wait_for(lambda: self.verity.get_evaluation(None, evaluation_id),
+                             lambda e: e.state not in ("queued", "running"))
+
+    def loop(self, loop_id: UUID):
+        return self.wait_for(lambda: self.verity.get_loop(None, loop_id), lambda loop: not loop.is_live, 240.0)
+
+    def new_loop(self, name: str, target: float, give_up_after: int = 1, **advanced: Any) -> UUID:
+        draft = run_body_from_api({"name": name, "training": {"rl": {**TINY, "reward": None},
+                                                             "advanced": {**ADVANCED, **advanced}}})
+        return self.verity.create_loop(
+            self.org_id, self.project_id, name=name, benchmark="math_pairs_held_out", score_column="accuracy",
+            target_percent=target, max_rounds=3, give_up_after=give_up_after, reclaim_storage=True, draft=draft,
+            actor=OWNER,
+            role="owner", benchmark_size=16,
+        ).id
+
+
+def _tiny_model_dir() -> Path:
+    from trainer.tiny_model import TINY_MODEL_VERSION, build_tiny_model
+
+    target = Path(__file__).resolve().parents[2] / ".tiny-model" / f"v{TINY_MODEL_VERSION}-seed0"
+    if not (target / "tiny_model.json").exists():
+        build_tiny_model(target, seed=0)
+    return target
+
+
+@pytest.fixture(scope="module", name="site")
+def site_fixture(tmp_path_factory) -> Iterator[Site]:
+    settings = Settings(data_dir=tmp_path_factory.mktemp("verity-data"))
+    apply_migrations(settings)
+    verity = build_application(settings)
+    read_models = build_read_models(settings)
+    runner = ProjectionRunner(verity, read_models)
+    runner.start()
+    org_id = verity.create_organization("Acme", "pro", OWNER).id
+    project_id = verity.create_project(org_id, "Demo", str(_tiny_model_dir()), None, False, OWNER).id
+    handle = start(settings, verity, read_models, config=FAST)
+    jobs = declare_evaluation_actors(handle.jobs.broker, handle.ctx)
+    try:
+        yield Site(verity, read_models, handle, jobs, org_id, project_id)
+    finally:
+        handle.stop()
+        runner.stop()
+
+
+def test_a_baseline_gives_a_run_its_reward_and_the_adapter_is_scored_against_it(site: Site):
+    v = site.verity
+    baseline_id = v.create_evaluation(site.org_id, site.project_id, name="Baseline", source=HELD_OUT,
+                                      scoring=SCORING, main_metric="math_pairs", actor=OWNER,
+                                      max_answer_tokens=16).id
+    site.jobs.send_evaluation(baseline_id)
+    baseline = site.evaluation(baseline_id)
+    assert baseline.status == "Completed", baseline.failure
+    assert set(baseline.breakdown) == {"score", "accuracy", "accuracy_strict", "format", "answered"}
+    assert len(baseline.results) == 16
+
+    body = {"name": "from the baseline", "baseline": str(baseline_id),
+            "training": {"rl": {**TINY, "reward": None}, "advanced": ADVANCED}}
+    run_id = v.save_run(site.org_id, site.project_id, run_body_from_api(body), OWNER).id
+    reward = v.get_run(site.org_id, run_id).settings["training"]["rl"]["reward"]
+    assert (reward["metric"], reward["format_bonus"]) == ("math_pairs", True)  # the baseline's scoring
+    v.launch_run(site.org_id, run_id, OWNER, "owner")
+    site.handle.launch(run_id)
+    run = site.wait_for(lambda: v.get_run(None, run_id), lambda r: r.state in ("completed", "failed", "adapter_ready"))
+    assert run.status == "Completed", run.failure
+
+    against_id = v.score_against_baseline(site.org_id, run_id, OWNER).id
+    site.jobs.send_evaluation(against_id)
+    assert site.evaluation(against_id).status == "Completed"
+    site.read_models.wait_for(v.recorder.max_notification_id())
+    compared = reads.comparison(site.read_models.tables, site.org_id, against_id)
+    assert compared["baseline"]["id"] == str(baseline_id)
+    assert compared["difference"] == pytest.approx(compared["adapter"]["score"] - baseline.score)
+    assert len(compared["rows"]) == 16
+    assert all(row["difference"] == pytest.approx(row["score"] - row["baseline_score"]) for row in compared["rows"])
+
+
+def test_a_loop_that_learns_nothing_plateaus(site: Site):
+    loop = site.loop(_started(site, site.new_loop("no gain", 99.0, learning_rate=1e-7)))
+    assert loop.status == "Plateaued", loop.failure
+    assert len(loop.rounds) == 2 and loop.best_round == 1  # give up after 1 round without real gain
+
+
+def test_a_loop_of_three_rounds_and_one_that_reaches_a_target_just_above_its_first_round(site: Site):
+    first = site.loop(_started(site, site.new_loop("three rounds", 99.0, 3, learning_rate=1e-3)))
+    assert first.status == "Rounds spent", first.failure
+    assert len(first.rounds) == 3
+    scores = first.scores
+    site.read_models.wait_for(site.verity.recorder.max_notification_id())
+    rows = reads.loop_rounds(site.read_models.tables, first.id)
+    assert [r["is_best"] for r in rows].count(True) == 1
+    target = scores[0] * 100 + 0.1  # just above round 1's score: reached only by a later round that gains
+    second = site.loop(_started(site, site.new_loop("to target", target, 3, learning_rate=1e-3)))
+    if max(scores[1:], default=0) > scores[0]:
+        assert second.status == "Target reached"
+    else:
+        assert second.status == "Rounds spent"
+
+
+def _started(site: Site, loop_id: UUID) -> UUID:
+    site.jobs.send_loop_step(loop_id)
+    return loop_id
