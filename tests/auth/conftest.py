@@ -80,6 +80,14 @@ def _the_strangers_objects(verity: Verity, org_id: UUID) -> dict[str, str]:
     }
     verity.set_provider(org_id, "their-gpus", "H100", 3.0, TESTS, "owner")
     dataset = verity.create_dataset(org_id, "their data", TESTS).id
+    held_out = {"kind": "benchmark", "name": "math_pairs_held_out", "count": 8}
+    ids["evaluation_id"] = str(verity.create_evaluation(
+        org_id, project, name="theirs", source=held_out, scoring={"preset": "verifiable"}, main_metric="math_pairs",
+        actor=TESTS).id)
+    ids["loop_id"] = str(verity.create_loop(
+        org_id, project, name="theirs", benchmark="math_pairs_held_out", score_column="accuracy", target_percent=50,
+        max_rounds=2, give_up_after=1, reclaim_storage=True, draft=run_body_from_api(rl_body(STRANGER_RUN)),
+        actor=TESTS, role="owner").id)
     ids["dataset_id"] = str(dataset)
     try:
         ids["version_id"] = str(verity.register_custom_metric(org_id, "their_metric", METRIC_SOURCE, TESTS).id)

@@ -1,0 +1,51 @@
+"""The evaluation pages: the list and one evaluation, whose body re-asks for itself every 2 s while it runs."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from litestar import Controller, Request, get
+from litestar.response import Template
+
+from app.shell.dependencies import ReadModelsDep
+from app.shell.identity import Identity
+from domain.errors import NotFound
+from projections import evaluations as reads
+
+BREAKDOWN_NAMES = {"accuracy": "accuracy", "accuracy_strict": "accuracy strict", "format": "format",
+                   "answered": "answered"}
+
+
+def evaluation_context(read_models: Any, identity: Identity, evaluation_id: UUID) -> dict[str, Any]:
+    tables = read_models.tables
+    evaluation = reads.evaluation(tables, identity.organization_id, evaluation_id)
+    if evaluation is None:
+        raise NotFound("There is no such evaluation.")
+    return {
+        "evaluation": evaluation,
+        "results": reads.evaluation_results(tables, evaluation_id),
+        "comparison": reads.comparison(tables, identity.organization_id, evaluation_id),
+        "breakdown_names": BREAKDOWN_NAMES,
+        "live": evaluation["live"],
+        "section": "evaluations",
+        "identity": identity,
+    }
+
+
+class EvaluationsPageController(Controller):
+    path = "/evaluations"
+    include_in_schema = False
+
+    @get("/", name="evaluations:list", sync_to_thread=True)
+    def list_evaluations(self, read_models: ReadModelsDep, identity: Identity) -> Template:
+        rows = reads.evaluations(read_models.tables, identity.organization_id)
+        context = {"evaluations": rows, "section": "evaluations", "identity": identity}
+        return Template("evaluations/list.html", context=context)
+
+    @get("/{evaluation_id:uuid}", name="evaluations:detail", sync_to_thread=True)
+    def detail(self, request: Request, evaluation_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Template:
+        context = evaluation_context(read_models, identity, evaluation_id)
+        if request.headers.get("hx-request"):
+            return Template("evaluations/body.html", context=context)
+        return Template("evaluations/detail.html", context=context)

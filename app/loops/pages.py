@@ -1,0 +1,73 @@
+"""The loop pages; a live loop's body re-asks for itself every 2 s, like a run's parts."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from litestar import Controller, Request, get, post
+from litestar.response import Redirect, Template
+
+from app.shell.dependencies import OwnWritesDep, ReadModelsDep
+from app.shell.identity import Identity
+from domain.application import Verity
+from domain.errors import NotFound
+from domain.loops.loop import SCORE_COLUMNS
+from projections import evaluations as reads
+
+
+def _seconds(start: str | None, end: str | None) -> float | None:
+    if not start:
+        return None
+    finish = datetime.fromisoformat(end) if end else datetime.now(datetime.fromisoformat(start).tzinfo)
+    return (finish - datetime.fromisoformat(start)).total_seconds()
+
+
+def duration(seconds: float | None) -> str:
+    """ "4h 23m", "2m 05s", "41s"."""
+    if seconds is None:
+        return ""
+    whole = int(seconds)
+    if whole >= 3600:
+        return f"{whole // 3600}h {whole % 3600 // 60:02d}m"
+    if whole >= 60:
+        return f"{whole // 60}m {whole % 60:02d}s"
+    return f"{whole}s"
+
+
+def loop_context(read_models: Any, identity: Identity, loop_id: UUID) -> dict[str, Any]:
+    loop = reads.loop(read_models.tables, identity.organization_id, loop_id)
+    if loop is None:
+        raise NotFound("There is no such training loop.")
+    rounds = reads.loop_rounds(read_models.tables, loop_id)
+    for row in rounds:
+        row["duration"] = duration(_seconds(row["started_at"], row["ended_at"]))
+    end = None if loop["live"] else loop["updated_at"]
+    return {
+        "loop": loop, "rounds": rounds, "live": loop["live"], "score_column": SCORE_COLUMNS[loop["score_column"]],
+        "section": "loops", "identity": identity,
+        "elapsed": duration(_seconds(rounds[0]["started_at"], end) if rounds else None),
+    }
+
+
+class LoopsPageController(Controller):
+    path = "/loops"
+    include_in_schema = False
+
+    @get("/", name="loops:list", sync_to_thread=True)
+    def list_loops(self, read_models: ReadModelsDep, identity: Identity) -> Template:
+        rows = reads.loops(read_models.tables, identity.organization_id)
+        return Template("loops/list.html", context={"loops": rows, "section": "loops", "identity": identity})
+
+    @get("/{loop_id:uuid}", name="loops:detail", sync_to_thread=True)
+    def detail(self, request: Request, loop_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Template:
+        context = loop_context(read_models, identity, loop_id)
+        return Template("loops/body.html" if request.headers.get("hx-request") else "loops/detail.html",
+                        context=context)
+
+    @post("/{loop_id:uuid}/stop", name="loops:stop", sync_to_thread=True)
+    def stop(self, loop_id: UUID, verity: Verity, own_writes: OwnWritesDep, identity: Identity) -> Redirect:
+        written = verity.stop_loop(identity.organization_id, loop_id, identity.actor)
+        own_writes.see(written.position)
+        return Redirect(path=f"/loops/{loop_id}", status_code=303)
