@@ -128,12 +128,29 @@ def test_a_baseline_gives_a_run_its_reward_and_the_adapter_is_scored_against_it(
     assert compared["difference"] == pytest.approx(compared["adapter"]["score"] - baseline.score)
     assert len(compared["rows"]) == 16
     assert all(row["difference"] == pytest.approx(row["score"] - row["baseline_score"]) for row in compared["rows"])
+    page = _owner_client(site).get(f"/evaluations/{against_id}").text
+    assert "Score against baseline" in page and " points" in page and "What is" in page
+
+
+def _owner_client(site: Site):
+    from litestar.testing import TestClient
+
+    from app.auth.testing import sign_in_as
+    from app.factory import create_app
+
+    client = TestClient(create_app(site.verity, site.read_models))
+    client.__enter__()
+    sign_in_as(client, site.verity, site.read_models, site.org_id, email="owner@acme.example", role="owner")
+    return client
 
 
 def test_a_loop_that_learns_nothing_plateaus(site: Site):
     loop = site.loop(_started(site, site.new_loop("no gain", 99.0, learning_rate=1e-7)))
     assert loop.status == "Plateaued", loop.failure
     assert len(loop.rounds) == 2 and loop.best_round == 1  # give up after 1 round without real gain
+    site.read_models.wait_for(site.verity.recorder.max_notification_id())
+    page = _owner_client(site).get(f"/loops/{loop.id}").text
+    assert "Plateaued" in page and "BEST" in page and "2 of 3" in page and 'data-round="2"' in page
 
 
 def test_a_loop_of_three_rounds_and_one_that_reaches_a_target_just_above_its_first_round(site: Site):
