@@ -166,7 +166,7 @@ def _values_of(body: Mapping[str, Any], project: str) -> dict[str, str]:
     settings = {**training, **training["rl"], **training["advanced"], **training.get(training.get("objective"), {})}
     for spec in FIELDS:
         if spec.name != "reward":
-            values[spec.name] = as_text(settings.get(spec.name))
+            values[spec.name] = as_text(settings.get(spec.name, spec.default))
     reward = training["rl"].get("reward") or DEFAULT_REWARD
     for key, value in reward.items():
         if key in ("labels", "fields"):

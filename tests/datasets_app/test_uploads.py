@@ -68,13 +68,14 @@ def test_a_good_upload_lists_and_browses(console, arithmetic):
     assert [v["number"] for v in console.client.get(f"/api/datasets/{dataset_id}").json()["versions"]] == [2, 1]
 
 
-def test_the_stored_rows_are_prompt_and_reference_as_the_trainer_reads_them(console):
+def test_the_stored_rows_are_prompt_and_reference_as_the_trainer_reads_them_and_pairs_keep_rejected(console):
     dataset_id = console.new_dataset()
     pair = {"prompt": "Say hi", "chosen": "hi", "rejected": "go away"}
     answer = console.client.post(f"/api/datasets/{dataset_id}/versions", files=_files(train=jsonl(pair)))
     assert answer.status_code == 201
     [line] = list(console.storage.read_lines(f"datasets/{answer.json()['id']}/train.jsonl"))
-    assert json.loads(line) == {"prompt": [{"role": "user", "content": "Say hi"}], "reference": "hi"}
+    # RL reads prompt and reference; DPO also reads the rejected answer of a preference pair.
+    assert json.loads(line) == {"prompt": [{"role": "user", "content": "Say hi"}], "reference": "hi", "rejected": "go away"}
 
 
 BAD_UPLOADS = {
