@@ -22,9 +22,10 @@ from verity.wiring import build_application, build_read_models, ensure_default_o
 log = logging.getLogger(__name__)
 
 
-# (settings, verity, read_models) -> (launcher, merger, stop): the jobs, started beside the console (verity/cli.py
-# passes jobs/'s; the app never imports jobs/, which reach the trainer).
-JobsStarter = Callable[[Settings, Any, Any], tuple[Callable, Callable | None, Callable[[], None]]]
+# (settings, verity, read_models) -> (launcher, merger, stop[, evaluation_jobs]): the jobs, started beside the
+# console (verity/cli.py passes jobs/'s; the app never imports jobs/, which reach the trainer). evaluation_jobs, when
+# given, sends new evaluations and loop steps (app/evaluations/sending.py reads it from the app's state).
+JobsStarter = Callable[[Settings, Any, Any], tuple[Any, ...]]
 
 
 def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000, jobs: JobsStarter | None = None) -> None:
@@ -47,10 +48,13 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000, jobs: J
         # Secure cookies need https; the embedded default serves http on 127.0.0.1.
         secure_cookies=os.environ.get("VERITY_SECURE_COOKIES", "").strip().lower() in ("1", "true", "yes"),
     )
-    launcher, merger, stop_jobs = jobs(settings, verity, read_models) if jobs else (None, None, lambda: None)
+    started = jobs(settings, verity, read_models) if jobs else (None, None, lambda: None)
+    launcher, merger, stop_jobs = started[:3]
     app = create_app(
         verity, read_models, runner=runner, storage=open_storage(settings), auth=auth, launcher=launcher, merger=merger
     )
+    if len(started) > 3 and started[3] is not None:
+        app.state["evaluation_jobs"] = started[3]
     try:
         uvicorn.run(app, host=host, port=port, log_level="info")
     finally:

@@ -26,13 +26,16 @@ def serve(host: str, port: int) -> None:
 
 
 def _start_jobs(settings: Settings, verity, read_models):
-    """The jobs beside the console: launches (and on the embedded default, the worker) and Merge model."""
+    """The jobs beside the console: launches (and on the embedded default, the worker), Merge model, and the
+    evaluations and training loops."""
+    from jobs.evaluations import declare_evaluation_actors
     from jobs.merge import declare_merge_actor, merge_sender
     from jobs.service import start
 
     handle = start(settings, verity, read_models)
     merge = declare_merge_actor(handle.jobs.broker, handle.ctx)
-    return handle.launch, merge_sender(merge), handle.stop
+    evaluation_jobs = declare_evaluation_actors(handle.jobs.broker, handle.ctx)
+    return handle.launch, merge_sender(merge), handle.stop, evaluation_jobs
 
 
 @main.command()
@@ -59,9 +62,14 @@ def rebuild() -> None:
 
 
 @main.command()
-@click.option("--queue", "queues", multiple=True, help="Queues to consume (default: every provider's).")
+@click.option(
+    "--queue",
+    "queues",
+    multiple=True,
+    help="A Training provider's queue to consume; repeat for more. Default: local. The control queue is always served.",
+)
 def worker(queues: tuple[str, ...]) -> None:
-    """Run a job worker that consumes the broker's queues."""
+    """Run a job worker: it trains the runs, trials, evaluations and merges sent to its provider queues."""
     from jobs.worker import run_worker
 
     run_worker(Settings.from_env(), list(queues) or None)
