@@ -15,6 +15,7 @@ from jobs.actors import declare_actors
 from jobs.broker import build_broker, provider_queue
 from jobs.config import DEFAULT_PROVIDER, JobsConfig
 from jobs.context import JobContext
+from jobs.evaluations import declare_evaluation_actors
 from jobs.ledger import Ledger
 from jobs.reconciler import PeriodicReconciler, reconcile
 from jobs.service import start_workers
@@ -31,6 +32,7 @@ def run_worker(settings: Settings, queues: list[str] | None) -> None:
     broker = build_broker(settings)
     ctx = JobContext(settings, build_application(settings), Ledger(settings), config)
     declare_actors(broker, ctx)
+    declare_evaluation_actors(broker, ctx)  # evaluations and loop steps go on the local provider's queue
     ctx.ledger.worker_started(ctx.worker_id, queues, config.worker_gpu, config.worker_price_per_hour)
     log.info("worker %s serves %s on %s at %s/hour", ctx.worker_id, ", ".join(queues), config.worker_gpu,
              config.worker_price_per_hour)
