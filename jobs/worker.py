@@ -17,6 +17,7 @@ from jobs.config import DEFAULT_PROVIDER, JobsConfig
 from jobs.context import JobContext
 from jobs.evaluations import declare_evaluation_actors
 from jobs.ledger import Ledger
+from jobs.merge import declare_merge_actor
 from jobs.reconciler import PeriodicReconciler, reconcile
 from jobs.service import start_workers
 from verity.config import Settings
@@ -33,6 +34,7 @@ def run_worker(settings: Settings, queues: list[str] | None) -> None:
     ctx = JobContext(settings, build_application(settings), Ledger(settings), config)
     declare_actors(broker, ctx)
     declare_evaluation_actors(broker, ctx)  # evaluations and loop steps go on the local provider's queue
+    declare_merge_actor(broker, ctx)  # Merge model needs a worker machine's memory, like a run
     ctx.ledger.worker_started(ctx.worker_id, queues, config.worker_gpu, config.worker_price_per_hour)
     log.info("worker %s serves %s on %s at %s/hour", ctx.worker_id, ", ".join(queues), config.worker_gpu,
              config.worker_price_per_hour)

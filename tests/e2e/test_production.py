@@ -1,6 +1,7 @@
 """The production shape on one machine: PostgreSQL event store and read models, Redis as the broker, a separate
 `verity worker` process serving the `local` provider, and storage reached with boto3 over HTTP on an S3-compatible
-server. A trial and a full run launched through the API train for real and land in the event store and the bucket."""
+server. A trial and a full run launched through the API train for real and land in the event store and the bucket,
+and Merge model, sent by the web process, is done by the separate worker."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import TYPE_CHECKING
 
 import boto3
 import pytest
+
+from jobs.merge import declare_merge_actor, merge_sender
 
 if TYPE_CHECKING:
     from conftest import Site
@@ -53,3 +56,10 @@ def test_a_trial_then_a_full_run_train_on_a_separate_worker_with_s3_storage(prod
     assert production.eventually(lambda: production.handle.ctx.ledger.leases() == [])  # the worker let go
     workers = production.handle.ctx.ledger.workers()
     assert [(w.queues, w.gpu, w.price_per_hour) for w in workers] == [(["local"], "CPU (tests)", 0.5)]
+
+    # Merge model, asked for by the web process, is done by the separate worker (the web process only sends it)
+    request_merge = merge_sender(declare_merge_actor(production.handle.jobs.broker, production.handle.ctx))
+    request_merge(run_id)
+    merged = f"{prefix}merged/"
+    assert production.eventually(lambda: f"{merged}merge.json" in bucket_keys(production, merged), timeout=90)
+    assert f"{merged}model.safetensors" in bucket_keys(production, merged)
