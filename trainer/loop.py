@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 
 from domain.rewards.types import Grader
+from domain.runs.time_limit import may_start_round, must_stop_running_round
 from trainer import messages
 from trainer.adapter_store import store_adapter
 from trainer.grpo import (
@@ -54,7 +55,6 @@ from trainer.sampling import SampledAnswer, SamplingBackend, SamplingInterrupted
 from trainer.schedule import PromptSchedule, validation_sample
 from trainer.spec import RunSpec
 from trainer.storage import RunStorage, open_storage
-from trainer.time_limit import may_start_round, must_stop_running_round
 from trainer.trial import TRIAL_PROMPTS, check_prompt_format, trial_report
 
 log = logging.getLogger(__name__)

@@ -20,6 +20,7 @@ import torch
 from transformers import TrainerCallback
 from transformers.trainer_callback import PrinterCallback
 
+from domain.runs.time_limit import must_stop_running_round
 from trainer.adapter_store import store_adapter
 from trainer.model_loading import (
     PolicyUnloadable,
@@ -41,7 +42,6 @@ from trainer.progress import (
     TrialReport,
 )
 from trainer.storage import open_storage
-from trainer.time_limit import must_stop_running_round
 from trainer.tune_spec import TRIAL_ROWS, TuneSpec
 
 log = logging.getLogger(__name__)
