@@ -24,8 +24,8 @@ from domain.access.commands import AccessCommands
 from domain.actors import TRAINER, Actor
 from domain.custom_metric_commands import CustomMetricCommands
 from domain.datasets.commands import DatasetCommands
-from domain.evaluations.commands import EvaluationCommands
 from domain.errors import ConcurrentChange, DomainError, NotAllowed, NotFound, SettingsInvalid
+from domain.evaluations.commands import EvaluationCommands
 from domain.loops.commands import LoopCommands
 from domain.organizations import PLANS, Organization, Project
 from domain.runs import objectives
@@ -312,10 +312,12 @@ class Verity(AccessCommands, DatasetCommands, CustomMetricCommands, EvaluationCo
         sha256: str,
         size_bytes: int,
         actor: Actor | None = None,
+        note: str = "",
     ) -> Written:
-        return self._progress(
-            run_id, "adapter_is_ready", best_round, location, sha256, size_bytes, actor=actor
-        )
+        """`note` says in the timeline why the adapter was kept, when someone other than the trainer kept it."""
+        run = self.get_run(None, run_id)
+        run.adapter_is_ready(best_round, location, sha256, size_bytes, (actor or TRAINER).to_dict(), note=note)
+        return Written(run_id, self._save(run))
 
     def record_completed(self, run_id: UUID, actor: Actor | None = None) -> Written:
         return self._progress(run_id, "complete", actor=actor)

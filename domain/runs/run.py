@@ -265,8 +265,9 @@ class Run(Aggregate):
         self.state = SAVING_ADAPTER
 
     def adapter_is_ready(
-        self, best_round: int, location: str, sha256: str, size_bytes: int, actor: dict[str, str]
+        self, best_round: int, location: str, sha256: str, size_bytes: int, actor: dict[str, str], note: str = ""
     ) -> None:
+        """`note`: why the adapter was kept when that is news (the reconciler kept a dead worker's saved adapter)."""
         self._require(
             (TRAINING, SAVING_ADAPTER),
             "Only a run saving its adapter can have it ready: this run is {status}.",
@@ -281,13 +282,13 @@ class Run(Aggregate):
             self._failed(message=failure, actor=actor)
             return
         self._adapter_ready(
-            best_round=best_round, location=location, sha256=sha256, size_bytes=size_bytes, actor=actor
+            best_round=best_round, location=location, sha256=sha256, size_bytes=size_bytes, actor=actor, note=note
         )
 
     @event("AdapterReady")
     def _adapter_ready(
-        self, best_round: int, location: str, sha256: str, size_bytes: int, actor: dict[str, str]
-    ) -> None:
+        self, best_round: int, location: str, sha256: str, size_bytes: int, actor: dict[str, str], note: str = ""
+    ) -> None:  # events stored before notes existed replay with note ""
         self.adapter = {
             "best_round": best_round,
             "location": location,
