@@ -41,6 +41,12 @@ def orphan_message(lease: Lease | None, last_round: int | None) -> str:
     )
 
 
+KEPT_ADAPTER_NOTE = (
+    "The worker stopped sending heartbeats after the adapter was saved whole; the run keeps it (checksum and size "
+    "read from the storage)."
+)
+
+
 def end_orphan(ctx: JobContext, run_id: UUID, lease: Lease | None) -> bool:
     """End a running run whose worker is gone: Adapter ready when its adapter was already saved whole (and
     Completed when that was after its last round), else Failed with the reason. True when this call ended it."""
@@ -82,7 +88,8 @@ def _keep_saved_adapter(ctx: JobContext, run_id: UUID) -> bool:
     def adapter_ready(fresh) -> None:
         if fresh.state in (TRAINING, SAVING_ADAPTER):
             verity.record_adapter_ready(
-                run_id, fresh.best_round, kept.location, kept.sha256, kept.size_bytes, RECONCILER
+                run_id, fresh.best_round, kept.location, kept.sha256, kept.size_bytes, RECONCILER,
+                note=KEPT_ADAPTER_NOTE,
             )
 
     with_fresh_run(verity, run_id, adapter_ready)

@@ -472,10 +472,11 @@ def sentence(e: Event, who: str, total_rounds: int) -> str:
         case "SavingAdapter":
             return f"{who} finished training and is saving the adapter."
         case "AdapterReady":
-            return (
+            line = (
                 f"The adapter of round {data['best_round']} is ready: {data['size_bytes']:,} bytes, "
                 f"SHA-256 {data['sha256'][:12]}."
             )
+            return f"{line} {data.get('note') or ''}".strip()  # the note says why, when the reconciler kept it
         case "Completed":
             return "The run completed."
         case "Failed":

@@ -10,8 +10,10 @@ import time
 from typing import TYPE_CHECKING
 
 from domain.runs.progress import RoundResult
-from jobs.reconciler import reconcile
+from jobs.reconciler import KEPT_ADAPTER_NOTE, reconcile
 from jobs.service import start
+from projections.runner import decode
+from projections.views import sentence
 
 if TYPE_CHECKING:
     from conftest import World
@@ -95,6 +97,13 @@ def test_a_run_whose_worker_died_after_saving_its_adapter_keeps_it(world: World)
     run = world.verity.get_run(None, run_id)
     assert run.state == "adapter_ready" and run.adapter["best_round"] == 1
     assert run.adapter["sha256"] == hashlib.sha256(weights).hexdigest() and run.adapter["size_bytes"] == len(weights)
+    # the timeline says why the run kept its adapter, and who kept it
+    recorder = world.verity.recorder
+    kept = decode(world.verity, recorder.select_notifications(start=recorder.max_notification_id(), limit=1)[0])
+    assert (kept.type, kept.actor["name"], kept.data["note"]) == ("Run.AdapterReady", "Reconciler", KEPT_ADAPTER_NOTE)
+    line = sentence(kept, "Reconciler", run.total_rounds)
+    assert line.endswith("stopped sending heartbeats after the adapter was saved whole; the run keeps it "
+                         "(checksum and size read from the storage).")
 
 
 def test_an_adapter_cut_short_is_not_kept_and_the_run_fails(world: World) -> None:
