@@ -39,9 +39,12 @@ class RunRow:
     rounds_done: int  # rounds after round 0 that were scored
     best_round: int | None
     best_validation: float | None
-    reward_label: str
+    reward_label: str  # "" for SFT and DPO, which have no reward
     created_at: str
     updated_at: str
+    objective: str = "rl"  # "rl" | "sft" | "dpo"
+    steps_logged: int = 0  # SFT and DPO: optimizer steps done, of steps_total (None until the first)
+    steps_total: int | None = None
 
 
 @dataclass(frozen=True)
@@ -147,3 +150,17 @@ class FeedEntry:
     aggregate_version: int
     actor: dict[str, str]
     data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class StepRow:
+    """One optimizer step of an SFT or DPO run (Run.StepLogged)."""
+
+    run_id: UUID
+    step: int
+    steps: int  # of all the run will take
+    epoch: float
+    loss: float
+    validation_loss: float | None  # on the validation examples, at the end of an epoch
+    seconds: float  # since training began
+    logged_at: str

@@ -24,6 +24,7 @@ from projections.rows import (
     RoundRow,
     RunDetail,
     RunRow,
+    StepRow,
     TimelineEntry,
 )
 from projections.tables import TABLE_KEYS, MemoryTables, PageBuffer, Row, Tables
@@ -38,6 +39,7 @@ __all__ = [
     "RoundRow",
     "RunDetail",
     "RunRow",
+    "StepRow",
     "TableReadModels",
     "TimelineEntry",
     "memory_read_models",
@@ -51,6 +53,7 @@ class ReadModels(Protocol):
     def run(self, org_id: UUID, run_id: UUID) -> RunDetail | None: ...
     def rounds(self, org_id: UUID, run_id: UUID) -> list[RoundRow]: ...
     def samples(self, org_id: UUID, run_id: UUID) -> list[RolloutFileRow]: ...
+    def steps(self, org_id: UUID, run_id: UUID) -> list[StepRow]: ...
     def timeline(self, org_id: UUID, run_id: UUID) -> list[TimelineEntry]: ...
     def feed(self, org_id: UUID, after: int, limit: int) -> list[FeedEntry]: ...
     def position(self) -> int: ...
@@ -176,6 +179,9 @@ class TableReadModels(AccessReads, CatalogReads):
                 reward_label=r["reward_label"],
                 created_at=r["created_at"],
                 updated_at=r["updated_at"],
+                objective=r["objective"],
+                steps_logged=r["steps_logged"],
+                steps_total=r["steps_total"],
             )
             for r in rows
         ]
@@ -253,6 +259,14 @@ class TableReadModels(AccessReads, CatalogReads):
             "rollout_files", {"run_id": str(run_id), "org_id": str(org_id)}, order=[("round_number", True)]
         )
         return [RolloutFileRow(UUID(r["run_id"]), r["round_number"], r["path"], r["written_at"]) for r in rows]
+
+    def steps(self, org_id: UUID, run_id: UUID) -> list[StepRow]:
+        """An SFT or DPO run's steps, newest first."""
+        rows = self.tables.select("run_steps", {"run_id": str(run_id), "org_id": str(org_id)}, order=[("step", True)])
+        return [
+            StepRow(**{**r, "run_id": UUID(r["run_id"])})
+            for r in ({k: v for k, v in row.items() if k != "org_id"} for row in rows)
+        ]
 
     def timeline(self, org_id: UUID, run_id: UUID) -> list[TimelineEntry]:
         rows = self.tables.select(

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from domain.runs import messages
+from domain.runs import messages, objectives
 from domain.runs.reward import reward_label
 from domain.runs.run import status_line
 from projections.catalog import catalog_projections
@@ -128,8 +128,15 @@ def _total_rounds(settings: dict[str, Any]) -> int:
 
 
 def _reward_label(settings: dict[str, Any]) -> str:
+    """An RL run's reward ("Token F1 · Q&A"); SFT and DPO have no reward, so "" (the console shows "—")."""
+    if _objective(settings) != objectives.RL:
+        return ""
     reward = settings["training"]["rl"]["reward"]
     return reward_label(reward) if reward else ""
+
+
+def _objective(settings: dict[str, Any]) -> str:
+    return str(settings["training"].get("objective", objectives.RL))
 
 
 class OrganizationsAndProjects(Projection):
@@ -193,7 +200,23 @@ class RunStates(Projection):
             "Run.Cancelled": to("cancelled"),
             "Run.Completed": to("completed"),
             "Run.RoundScored": self._round_scored,
+            "Run.StepLogged": self._step_logged,
         }
+
+    def _step_logged(self, tx: Tx, e: Event) -> None:
+        """An SFT or DPO step: the run trains, "Training · step N / M" (the domain's status line)."""
+        row = tx.get(self.table, {"id": str(e.aggregate_id)})
+        if row is None:
+            return
+        step = e.data["step"]
+        values: dict[str, Any] = {
+            "state": "training",
+            "status_line": f"Training · step {step['step']} / {step['steps']}",
+            "updated_at": e.time,
+        }
+        if "steps_logged" in row:  # the Runs list counts steps; Run detail reads them from run_steps
+            values |= {"steps_logged": step["step"], "steps_total": step["steps"]}
+        tx.update(self.table, {"id": row["id"]}, values)
 
     def _round_scored(self, tx: Tx, e: Event) -> None:
         row = tx.get(self.table, {"id": str(e.aggregate_id)})
@@ -239,6 +262,9 @@ class Runs(RunStates):
                 "best_round": None,
                 "best_validation": None,
                 "reward_label": _reward_label(settings),
+                "objective": _objective(settings),
+                "steps_logged": 0,
+                "steps_total": None,
                 "created_at": e.time,
                 "updated_at": e.time,
                 "created_position": e.position,
@@ -257,6 +283,7 @@ class Runs(RunStates):
                 "rounds_total": total,
                 "status_line": status_line("draft", 0, total),
                 "reward_label": _reward_label(settings),
+                "objective": _objective(settings),
                 "updated_at": e.time,
             },
         )

@@ -1,0 +1,64 @@
+"""The Runs list tells RL, SFT and DPO runs apart, counts SFT steps, and a rebuild reproduces it exactly."""
+
+from __future__ import annotations
+
+from uuid import uuid4
+
+from domain.actors import Actor
+from domain.runs.progress import RoundResult, StepLog
+from domain.runs.settings import run_body_from_api
+from projections.rebuild import rebuild_all
+from projections.runner import ProjectionRunner
+from verity.wiring import build_application, build_read_models, ensure_default_organization
+
+OWNER = Actor("person", "owner@localhost", "owner@localhost")
+
+
+def test_the_runs_list_shows_each_objective_and_an_sft_runs_steps(sqlite_settings):
+    verity = build_application(sqlite_settings)
+    read_models = build_read_models(sqlite_settings)
+    org_id, project_id = ensure_default_organization(sqlite_settings, verity, read_models)
+    dataset_id = verity.create_dataset(org_id, "math", OWNER).id
+    messages_version = verity.record_dataset_version(
+        org_id, dataset_id, version_id=uuid4(), storage_key="datasets/m",
+        split_counts={"train": 8, "validation": 2, "test": 0}, shape="messages", has_images=False, actor=OWNER,
+    ).id
+    pairs_version = verity.record_dataset_version(
+        org_id, dataset_id, version_id=uuid4(), storage_key="datasets/p",
+        split_counts={"train": 8, "validation": 2, "test": 0}, shape="preference", has_images=False, actor=OWNER,
+    ).id
+
+    def save(body: dict) -> object:
+        return verity.save_run(org_id, project_id, run_body_from_api(body), OWNER).id
+
+    sft = save({"name": "sft", "dataset_version": str(messages_version), "training": {"objective": "sft"}})
+    save({"name": "dpo", "dataset_version": str(pairs_version), "training": {"objective": "dpo"}})
+    rl = save({"name": "rl", "training": {"rl": {"rounds": 3, "reward": {"preset": "verifiable",
+                                                                             "metric": "math_pairs"}}}})
+    verity.launch_run(org_id, sft, OWNER, "member")
+    verity.record_preparing(sft)
+    verity.record_step_logged(sft, StepLog(1, 4, 0.25, 2.0, 1.0))
+    verity.record_step_logged(sft, StepLog(2, 4, 0.5, 1.5, 2.0, validation_loss=1.4))
+    verity.launch_run(org_id, rl, OWNER, "owner")
+    verity.record_preparing(rl)
+    verity.record_round_scored(rl, RoundResult(0, 0.3, validation_seconds=1.0))
+    runner = ProjectionRunner(verity, read_models)
+    events = runner.run_once()
+
+    rows = {row.name: row for row in read_models.runs(org_id)}
+    assert [(rows[n].objective, rows[n].reward_label) for n in ("sft", "dpo", "rl")] == [
+        ("sft", ""), ("dpo", ""), ("rl", "Math Pairs · Verifiable")
+    ]
+    assert (rows["sft"].status_line, rows["sft"].steps_logged, rows["sft"].steps_total) == (
+        "Training · step 2 / 4", 2, 4
+    )
+    assert read_models.run(org_id, sft).status_line == "Training · step 2 / 4"
+    assert [(s.step, s.loss, s.validation_loss) for s in read_models.steps(org_id, sft)] == [
+        (2, 1.5, 1.4), (1, 2.0, None)
+    ]
+    assert rows["dpo"].steps_total is None and rows["rl"].objective == "rl"
+
+    live = read_models.dump()
+    assert len(live["run_steps"]) == 2
+    assert rebuild_all(sqlite_settings) >= events
+    assert read_models.dump() == live
