@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
-from verity.config import Settings
+from jobs.run_storage import RunStorage
 
 WEIGHTS = "adapter_model.safetensors"
 CONFIG = "adapter_config.json"
@@ -60,18 +60,16 @@ def _check(folder: Path, location: str) -> KeptAdapter | None:
     return KeptAdapter(location=location, sha256=_sha256(weights), size_bytes=weights.stat().st_size)
 
 
-def find_kept_adapter(settings: Settings, run_id: str) -> KeptAdapter | None:
-    """The run's adapter in the storage when it is whole, with its checksum and size; else None."""
+def find_kept_adapter(storage: RunStorage, run_id: str) -> KeptAdapter | None:
+    """The run's adapter in its storage when it is whole, with its checksum and size; else None."""
     key = f"runs/{run_id}/adapter"
-    if not (settings.storage_url or "").startswith("s3://"):
-        root = Path(settings.storage_url) if settings.storage_url else settings.local_storage_dir
+    if not storage.is_s3:
+        root = Path(storage.storage.location)
         return _check(root / key, str(root / key))
-    import boto3
-
-    parsed = urlparse(settings.storage_url)
+    parsed = urlparse(storage.storage.location)
     prefix = parsed.path.strip("/")
     object_prefix = f"{prefix}/{key}" if prefix else key
-    client = boto3.client("s3", endpoint_url=settings.s3_endpoint_url)
+    client = storage.s3_client()
     with tempfile.TemporaryDirectory(prefix="verity-kept-") as folder:
         for name in (CONFIG, WEIGHTS):
             try:

@@ -15,9 +15,11 @@ from dramatiq.middleware import Shutdown
 from domain.errors import NotFound
 from domain.runs.run import QUEUED, RUNNING
 from jobs.broker import provider_queue
+from jobs.config import DEFAULT_PROVIDER
 from jobs.context import JobContext
 from jobs.reconciler import end_orphan
 from jobs.recording import ProgressRecorder, with_fresh_run
+from jobs.run_storage import StorageUnreadable, run_storage
 from jobs.specs import SpecUnbuildable, build_run_spec
 from jobs.supervisor import Outcome, Supervisor, Timing, describe_exit
 from jobs.tune_specs import build_tune_spec
@@ -95,14 +97,15 @@ def _prepare_and_train(ctx: JobContext, run_id: UUID, on_child) -> None:
         return  # cancelled while it waited
     run = verity.get_run(None, run_id)
     limit = run.settings["training"].get("price_limit_per_hour")
-    price = config.worker_price_per_hour
+    price = price_per_hour(ctx, run)
     if limit is not None and price is not None and price > limit:
         verity.record_failed(run_id, over_price_limit(price, limit), actor)
         return
     try:
+        storage = run_storage(ctx.settings, verity, run.org_id)
         build = build_run_spec if run.objective == "rl" else build_tune_spec  # SFT and DPO: jobs/tune_specs.py
-        spec = build(verity, run, ctx.settings, config, price_per_hour=price)
-    except SpecUnbuildable as unbuildable:
+        spec = build(verity, run, ctx.settings, config, price_per_hour=price, storage=storage.storage)
+    except (SpecUnbuildable, StorageUnreadable) as unbuildable:
         message = str(unbuildable)
         with_fresh_run(verity, run_id, lambda run: verity.record_failed(run_id, message, actor))
         return
@@ -115,10 +118,22 @@ def _prepare_and_train(ctx: JobContext, run_id: UUID, on_child) -> None:
         kill_at=spec.deadline + config.watchdog_grace_seconds,
         beat=lambda: ctx.ledger.beat(run_id, ctx.worker_id),
         on_child=on_child,
+        environment=storage.child_environment,
     )
     outcome = supervisor.run()
     log.info("run %s: supervision ended (%s, exit %s)", run_id, outcome.reason, outcome.returncode)
     _record_ending(ctx, run_id, outcome)
+
+
+def price_per_hour(ctx: JobContext, run) -> float | None:
+    """The price the run was launched against: its provider's, as an owner declared it; for `local` (which no
+    owner prices) or a provider no longer declared, this worker's own (VERITY_WORKER_PRICE_PER_HOUR)."""
+    name = provider_queue(run.settings["training"].get("provider"))
+    if name != DEFAULT_PROVIDER:
+        for provider in ctx.verity.providers(run.org_id):
+            if provider.name == name:
+                return provider.price_per_hour
+    return ctx.config.worker_price_per_hour
 
 
 def _record_ending(ctx: JobContext, run_id: UUID, outcome: Outcome) -> None:

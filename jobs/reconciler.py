@@ -21,6 +21,7 @@ from jobs.context import RECONCILER, JobContext
 from jobs.kept_adapter import find_kept_adapter
 from jobs.ledger import Lease
 from jobs.recording import with_fresh_run
+from jobs.run_storage import run_storage
 
 log = logging.getLogger(__name__)
 
@@ -78,8 +79,8 @@ def _keep_saved_adapter(ctx: JobContext, run_id: UUID) -> bool:
     if run.is_trial or not may_keep or run.best_round is None:
         return False
     try:
-        kept = find_kept_adapter(ctx.settings, str(run_id))
-    except Exception:  # the storage can't be read now: the run fails with the reason instead
+        kept = find_kept_adapter(run_storage(ctx.settings, verity, run.org_id), str(run_id))
+    except Exception:  # the storage can't be read now (or its secret opened): the run fails with the reason instead
         log.exception("run %s: could not look for its saved adapter", run_id)
         return False
     if kept is None:

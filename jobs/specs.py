@@ -18,6 +18,7 @@ from domain.rewards.config import SYNTHETIC_PROMPTS_DEFAULT
 from domain.rewards.verifiable import math_pairs_rows
 from domain.runs.run import Run
 from jobs.config import JobsConfig
+from jobs.run_storage import server_storage
 from trainer.spec import ModelRef, RewardSpec, Row, RunSpec, StartAdapter, Storage
 from verity.config import Settings
 from verity.storage import open_storage as open_file_storage
@@ -46,16 +47,20 @@ def deadline_of(verity: Verity, run: Run, config: JobsConfig) -> float:
 
 
 def storage_of(settings: Settings) -> Storage:
-    """The organization's storage: a bucket when an owner configured one, else the data folder's storage."""
-    if settings.storage_url:
-        return Storage(location=settings.storage_url, endpoint_url=settings.s3_endpoint_url)
-    return Storage(location=str(settings.local_storage_dir))
+    """The server's default storage (VERITY_STORAGE_URL, else the data folder); a run's own is jobs/run_storage.py's."""
+    return server_storage(settings).storage
 
 
 def build_run_spec(
-    verity: Verity, run: Run, settings: Settings, config: JobsConfig, price_per_hour: float | None = None
+    verity: Verity,
+    run: Run,
+    settings: Settings,
+    config: JobsConfig,
+    price_per_hour: float | None = None,
+    storage: Storage | None = None,
 ) -> RunSpec:
-    """The spec the trainer reads; raises SpecUnbuildable with the failure's words."""
+    """The spec the trainer reads; raises SpecUnbuildable with the failure's words. `storage`: where the run's
+    files go (its organization's storage; the server's default when None). It names a place, never a secret."""
     body = run.settings
     training = body["training"]
     rl, advanced = training["rl"], training["advanced"]
@@ -73,7 +78,7 @@ def build_run_spec(
         reward=_reward_spec(verity, run.org_id, reward),
         train_rows=[Row(prompt=list(r["prompt"]), reference=r["reference"]) for r in train_rows],
         validation_rows=[Row(prompt=list(r["prompt"]), reference=r["reference"]) for r in validation_rows],
-        storage=storage_of(settings),
+        storage=storage or storage_of(settings),
         deadline=deadline_of(verity, run, config),
         start_adapter=_start_adapter(verity, run),
         rounds=int(rl["rounds"]),

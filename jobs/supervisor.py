@@ -77,7 +77,10 @@ class Supervisor:
         kill_at: float,
         beat: Callable[[], bool],
         on_child: Callable[[subprocess.Popen], None] | None = None,
+        environment: Callable[[dict[str, str]], dict[str, str]] | None = None,
     ) -> None:
+        """`environment` turns the worker's environment into the trainer's (the storage's credentials go there,
+        never into the spec file)."""
         self.verity = verity
         self.spec = spec
         self.run_id = UUID(spec.run_id)
@@ -86,6 +89,7 @@ class Supervisor:
         self.kill_at = kill_at
         self.beat = beat
         self.on_child = on_child
+        self.environment = environment or dict
         self.child: subprocess.Popen | None = None
 
     def run(self) -> Outcome:
@@ -101,7 +105,7 @@ class Supervisor:
                 bufsize=1,
                 start_new_session=True,  # its own process group: a kill reaches the sandbox and loaders too
                 preexec_fn=_die_with_parent,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                env={**self.environment(dict(os.environ)), "PYTHONUNBUFFERED": "1"},
             )
             log.info("run %s: trainer started as pid %s", self.run_id, self.child.pid)
             if self.on_child:

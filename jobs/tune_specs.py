@@ -7,7 +7,7 @@ from domain.application import Verity
 from domain.runs.run import Run
 from jobs.config import JobsConfig
 from jobs.specs import _project_revision, _start_adapter, dataset_rows, deadline_of, storage_of
-from trainer.spec import ModelRef
+from trainer.spec import ModelRef, Storage
 from trainer.tune_spec import TuneRow, TuneSpec
 from verity.config import Settings
 
@@ -16,8 +16,10 @@ def _rows(rows: list[dict]) -> list[TuneRow]:
     return [TuneRow(prompt=list(r["prompt"]), reference=r["reference"], rejected=r.get("rejected")) for r in rows]
 
 
-def build_tune_spec(verity: Verity, run: Run, settings: Settings, config: JobsConfig, **_: object) -> TuneSpec:
-    """The spec the trainer reads; raises SpecUnbuildable with the failure's words."""
+def build_tune_spec(
+    verity: Verity, run: Run, settings: Settings, config: JobsConfig, storage: Storage | None = None, **_: object
+) -> TuneSpec:
+    """The spec the trainer reads; raises SpecUnbuildable with the failure's words. `storage` as build_run_spec's."""
     training = run.settings["training"]
     objective = training["objective"]
     advanced, block = training["advanced"], training[objective]
@@ -28,7 +30,7 @@ def build_tune_spec(verity: Verity, run: Run, settings: Settings, config: JobsCo
         model=ModelRef(path_or_id=run.model, revision=_project_revision(verity, run)),
         train_rows=_rows(train_rows),
         validation_rows=_rows(validation_rows),
-        storage=storage_of(settings),
+        storage=storage or storage_of(settings),
         deadline=deadline_of(verity, run, config),
         start_adapter=_start_adapter(verity, run),
         epochs=int(block["epochs"]),
