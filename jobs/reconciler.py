@@ -138,17 +138,16 @@ def _unlisted_runs(ctx: JobContext, known: set[UUID], send: Send) -> list[UUID]:
     never sent, or a run whose worker vanished before it claimed it."""
     assert ctx.read_models is not None
     ended = []
-    for organization in ctx.read_models.organizations():
-        for row in ctx.read_models.runs(organization.id):
-            if row.id in known or row.state not in RUNNING:
-                continue
-            state = ctx.verity.get_run(None, row.id).state
-            if ctx.ledger.lease(row.id) is not None:
-                continue
-            if state == QUEUED:
-                send(row.id)
-            elif state in RUNNING and end_orphan(ctx, row.id, None):
-                ended.append(row.id)
+    for row in ctx.read_models.live_runs():
+        if row.id in known:
+            continue
+        state = ctx.verity.get_run(None, row.id).state  # the read model may lag the event store
+        if ctx.ledger.lease(row.id) is not None:
+            continue
+        if state == QUEUED:
+            send(row.id)
+        elif state in RUNNING and end_orphan(ctx, row.id, None):
+            ended.append(row.id)
     return ended
 
 

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from domain.runs import messages
+from domain.runs.run import RUNNING
 from projections.access import AccessReads
 from projections.catalog_reads import CatalogReads
 from projections.rows import (
@@ -50,6 +51,7 @@ class ReadModels(Protocol):
     def organizations(self) -> list[OrganizationRow]: ...
     def projects(self, org_id: UUID) -> list[ProjectRow]: ...
     def runs(self, org_id: UUID, project_id: UUID | None = None) -> list[RunRow]: ...
+    def live_runs(self) -> list[RunRow]: ...
     def run(self, org_id: UUID, run_id: UUID) -> RunDetail | None: ...
     def rounds(self, org_id: UUID, run_id: UUID) -> list[RoundRow]: ...
     def samples(self, org_id: UUID, run_id: UUID) -> list[RolloutFileRow]: ...
@@ -81,6 +83,28 @@ def _uuid(value: str | None) -> UUID | None:
 
 def _json(value: str | None) -> Any:
     return json.loads(value) if value else None
+
+
+def _run_row(r: Row) -> RunRow:
+    return RunRow(
+        id=UUID(r["id"]),
+        org_id=UUID(r["org_id"]),
+        project_id=UUID(r["project_id"]),
+        name=r["name"],
+        kind=r["kind"],
+        state=r["state"],
+        status_line=r["status_line"],
+        rounds_total=r["rounds_total"],
+        rounds_done=max(r["rounds_scored"] - 1, 0),
+        best_round=r["best_round"],
+        best_validation=r["best_validation"],
+        reward_label=r["reward_label"],
+        created_at=r["created_at"],
+        updated_at=r["updated_at"],
+        objective=r["objective"],
+        steps_logged=r["steps_logged"],
+        steps_total=r["steps_total"],
+    )
 
 
 class TableReadModels(AccessReads, CatalogReads):
@@ -163,28 +187,13 @@ class TableReadModels(AccessReads, CatalogReads):
         if project_id is not None:
             where["project_id"] = str(project_id)
         rows = self.tables.select("runs", where, order=[("created_position", True)])
-        return [
-            RunRow(
-                id=UUID(r["id"]),
-                org_id=UUID(r["org_id"]),
-                project_id=UUID(r["project_id"]),
-                name=r["name"],
-                kind=r["kind"],
-                state=r["state"],
-                status_line=r["status_line"],
-                rounds_total=r["rounds_total"],
-                rounds_done=max(r["rounds_scored"] - 1, 0),
-                best_round=r["best_round"],
-                best_validation=r["best_validation"],
-                reward_label=r["reward_label"],
-                created_at=r["created_at"],
-                updated_at=r["updated_at"],
-                objective=r["objective"],
-                steps_logged=r["steps_logged"],
-                steps_total=r["steps_total"],
-            )
-            for r in rows
-        ]
+        return [_run_row(r) for r in rows]
+
+    def live_runs(self) -> list[RunRow]:
+        """Every organization's runs that a worker holds or should hold (Queued, Preparing, Training, Saving
+        adapter), oldest first: what the reconciler checks on each pass (index runs_by_state)."""
+        rows = [row for state in RUNNING for row in self.tables.select("runs", {"state": state})]
+        return [_run_row(r) for r in sorted(rows, key=lambda row: row["created_position"])]
 
     def run(self, org_id: UUID, run_id: UUID) -> RunDetail | None:
         rows = self.tables.select("run_details", {"id": str(run_id), "org_id": str(org_id)})
