@@ -26,6 +26,7 @@ from domain.custom_metric_commands import CustomMetricCommands
 from domain.datasets.commands import DatasetCommands
 from domain.errors import ConcurrentChange, DomainError, NotAllowed, NotFound, SettingsInvalid
 from domain.evaluations.commands import EvaluationCommands
+from domain.experiments.commands import ExperimentCommands
 from domain.loops.commands import LoopCommands
 from domain.organizations import PLANS, Organization, Project
 from domain.runs import objectives
@@ -54,7 +55,10 @@ def vision_refusal(model: str) -> str:
     return f"RL trains text models. {model} is a vision model: choose SFT or DPO, or a text model."
 
 
-class Verity(AccessCommands, DatasetCommands, CustomMetricCommands, EvaluationCommands, LoopCommands, Application):
+class Verity(
+    AccessCommands, DatasetCommands, CustomMetricCommands, EvaluationCommands, LoopCommands, ExperimentCommands,
+    Application,
+):
     name = "Verity"
     log_section_size = 1000  # projections read the log in pages of up to 1,000 events
 

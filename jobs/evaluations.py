@@ -1,7 +1,8 @@
 """Evaluations as jobs: the spec from the event store, `python -m trainer evaluate` as a supervised child process,
 its progress lines turned into domain commands; and the actors of evaluations and training loops.
 
-Payloads are ids only: `evaluate(evaluation_id)`, `step_loop(loop_id)`. Both go on the local provider's queue.
+Payloads are ids only: `evaluate(evaluation_id)`, `step_loop(loop_id)`, `step_experiment(experiment_id)`.
+All go on the local provider's queue.
 A loop's actor does one step (train a round's run, or benchmark it) and sends itself again for the next one;
 `advance_loop` in the domain decides the step from the state of the run or evaluation the loop owns.
 """
@@ -161,6 +162,7 @@ class EvaluationJobs:
 
     evaluate: dramatiq.Actor
     step_loop: dramatiq.Actor
+    step_experiment: dramatiq.Actor
 
     def send_evaluation(self, evaluation_id: UUID) -> None:
         self.evaluate.send(str(evaluation_id))
@@ -168,8 +170,12 @@ class EvaluationJobs:
     def send_loop_step(self, loop_id: UUID) -> None:
         self.step_loop.send(str(loop_id))
 
+    def send_experiment_step(self, experiment_id: UUID) -> None:
+        self.step_experiment.send(str(experiment_id))
+
 
 def declare_evaluation_actors(broker: dramatiq.Broker, ctx: JobContext) -> EvaluationJobs:
+    from jobs.experiments import step_experiment
     from jobs.loops import step_loop
 
     def evaluate(evaluation_id: str) -> None:
@@ -178,9 +184,13 @@ def declare_evaluation_actors(broker: dramatiq.Broker, ctx: JobContext) -> Evalu
     def step(loop_id: str) -> None:
         step_loop(ctx, UUID(loop_id), jobs.send_loop_step)
 
+    def experiment_step(experiment_id: str) -> None:
+        step_experiment(ctx, UUID(experiment_id), jobs.send_experiment_step)
+
     options = {"broker": broker, "max_retries": 0, "time_limit": TIME_LIMIT_MS, "queue_name": DEFAULT_PROVIDER}
     jobs = EvaluationJobs(
         evaluate=dramatiq.actor(evaluate, actor_name="evaluate", **options),
         step_loop=dramatiq.actor(step, actor_name="step_loop", **options),
+        step_experiment=dramatiq.actor(experiment_step, actor_name="step_experiment", **options),
     )
     return jobs

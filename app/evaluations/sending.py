@@ -19,3 +19,9 @@ def send_loop_step(request: Request[Any, Any, Any], loop_id: UUID) -> None:
     jobs = request.app.state.get("evaluation_jobs")
     if jobs is not None:
         jobs.send_loop_step(loop_id)
+
+
+def send_experiment_step(request: Request[Any, Any, Any], experiment_id: UUID) -> None:
+    jobs = request.app.state.get("evaluation_jobs")
+    if jobs is not None:
+        jobs.send_experiment_step(experiment_id)
