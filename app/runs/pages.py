@@ -40,6 +40,7 @@ PARTS = {
     "metrics": "runs/parts/metrics.html",
     "rounds": "runs/parts/rounds.html",
     "logs": "runs/parts/logs.html",
+    "steps": "runs/parts/steps.html",
     "overview": "runs/parts/overview.html",
     "timeline": "runs/parts/timeline.html",
 }
@@ -147,6 +148,11 @@ class RunsPageController(Controller):
     @get("/{run_id:uuid}/logs", name="runs:logs", sync_to_thread=True)
     def logs(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Response:
         return _run_page(request, read_models, identity, run_id, part="logs", tab="overview")
+
+    @get("/{run_id:uuid}/steps", name="runs:steps", sync_to_thread=True)
+    def steps(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Response:
+        """An SFT or DPO run's loss chart and steps."""
+        return _run_page(request, read_models, identity, run_id, part="steps", tab="overview")
 
     @get("/{run_id:uuid}/samples", name="runs:samples", sync_to_thread=True)
     def samples(

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from app.runs.metrics import reward_chart, small_charts, tiles, trends
+from app.runs.steps import loss_chart, objective_of
 from app.shell.identity import Identity
 from domain.runs.run import FINISHED_WITH_ADAPTER
 from domain.runs.settings import RunDraft, trial_confirmation
@@ -27,7 +28,12 @@ def stamp(run: RunDetail) -> str:
 
 def run_page_context(read_models: ReadModels, identity: Identity, run: RunDetail, *, tab: str) -> dict[str, Any]:
     rounds = read_models.rounds(identity.organization_id, run.id) if tab == "overview" else []
+    objective = objective_of(run)
+    steps = read_models.steps(identity.organization_id, run.id) if tab == "overview" and objective != "rl" else []
     return {
+        "objective": objective,
+        "steps": steps,
+        "steps_chart": json.dumps(loss_chart(steps)),
         "run": run,
         "live": run.live,
         "stamp": stamp(run),

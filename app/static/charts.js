@@ -1,5 +1,6 @@
 // The run page's charts, drawn with the vendored plotly.js from JSON in each element's data-chart attribute:
-// {x: [rounds], series: [{name, y, color}], percent: bool, title?: str}. The Reward chart is 0-100%.
+// {x: [rounds], series: [{name, y, color}], percent: bool, title?: str, x_title?: str}. The Reward chart is 0-100%;
+// an SFT or DPO run's loss chart counts steps (x_title "Step").
 // They redraw whenever htmx swaps in a new part, so a live page's charts follow the run.
 (function () {
   "use strict";
@@ -10,18 +11,19 @@
     }
     var data = JSON.parse(element.getAttribute("data-chart"));
     var small = !!data.title;
+    var xTitle = data.x_title || "Round";
     var traces = data.series.map(function (series) {
       return {
         x: data.x, y: series.y, name: series.name, type: "scatter", mode: "lines+markers",
         connectgaps: false, line: { color: series.color, width: 2 }, marker: { size: small ? 4 : 6 },
-        hovertemplate: "Round %{x}: %{y}" + (data.percent ? "%" : "") + "<extra>" + series.name + "</extra>"
+        hovertemplate: xTitle + " %{x}: %{y}" + (data.percent ? "%" : "") + "<extra>" + series.name + "</extra>"
       };
     });
     var layout = {
       height: small ? 170 : 280,
       margin: small ? { l: 44, r: 8, t: 28, b: 28 } : { l: 48, r: 16, t: 8, b: 40 },
-      // whole rounds only: at most about ten ticks, never a round shown twice
-      xaxis: { title: small ? undefined : { text: "Round" }, zeroline: false, tickformat: "d",
+      // whole rounds (or steps) only: at most about ten ticks, never a round shown twice
+      xaxis: { title: small ? undefined : { text: xTitle }, zeroline: false, tickformat: "d",
                dtick: Math.max(1, Math.ceil(Math.max.apply(null, data.x.concat([1])) / (small ? 5 : 10)))},
       yaxis: data.percent ? { range: [0, 100], ticksuffix: "%", zeroline: false } : { zeroline: false },
       showlegend: !small,
