@@ -20,7 +20,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.plugins.htmx import HTMXPlugin
 
-from app import datasets, evaluations, loops, metrics
+from app import datasets, evaluations, experiments, loops, metrics
 from app.auth.config import AuthConfig
 from app.auth.connections import ConnectionsController
 from app.auth.errors import sign_in_first, too_many
@@ -79,14 +79,15 @@ def create_app(
     api = Router(
         path="/api",
         route_handlers=[RunsApiController, EventsApiController, *datasets.API_CONTROLLERS, *metrics.API_CONTROLLERS,
-                       *evaluations.API_CONTROLLERS, *loops.API_CONTROLLERS],
+                       *evaluations.API_CONTROLLERS, *loops.API_CONTROLLERS,
+                       *experiments.API_CONTROLLERS],
         exception_handlers=API_ERROR_HANDLERS,
     )
     pages = Router(
         path="/",
         route_handlers=[
             home, RunsPageController, *datasets.PAGE_CONTROLLERS, *metrics.PAGE_CONTROLLERS, *AUTH_PAGES,
-            *evaluations.PAGE_CONTROLLERS, *loops.PAGE_CONTROLLERS,
+            *evaluations.PAGE_CONTROLLERS, *loops.PAGE_CONTROLLERS, *experiments.PAGE_CONTROLLERS,
         ],
         exception_handlers={**PAGE_ERROR_HANDLERS, NotAuthorizedException: sign_in_first},
     )

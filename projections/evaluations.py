@@ -145,8 +145,76 @@ class LoopEvaluationLinks(_Projection):
                   {"evaluation_id": str(e.data["evaluation_id"])})
 
 
+class Experiments(_Projection):
+    name = "experiments"
+
+    def __init__(self) -> None:
+        self.handlers = {
+            "Experiment.Created": self._created,
+            "Experiment.Measuring": lambda tx, e: self._state(
+                tx, e, "measuring", baseline_id=str(e.data["evaluation_id"])),
+            "Experiment.BaseMeasured": lambda tx, e: self._set(tx, e, base_score=e.data["score"]),
+            "Experiment.Training": lambda tx, e: self._state(tx, e, "training", run_id=str(e.data["run_id"])),
+            "Experiment.Evaluating": lambda tx, e: self._state(
+                tx, e, "evaluating", evaluation_id=str(e.data["evaluation_id"]),
+                training_ended=e.data.get("training_ended")),
+            "Experiment.Completed": lambda tx, e: self._state(tx, e, "completed",
+                                                             adapter_score=e.data["adapter_score"]),
+            "Experiment.Failed": lambda tx, e: self._state(tx, e, "failed", failure=e.data["message"]),
+            "Experiment.Stopped": lambda tx, e: self._state(tx, e, "stopped"),
+        }
+
+    def _created(self, tx: Tx, e: Event) -> None:
+        from domain.experiments.commands import reward_line
+
+        _file(tx, e, "experiment")
+        d = e.data
+        tx.upsert("experiments", {
+            "id": str(e.aggregate_id), "org_id": str(d["org_id"]), "project_id": str(d["project_id"]),
+            "name": d["name"], "source_label": _source_label(d["source"]),
+            "metric_label": main_metric_label(d["scoring"], d["main_metric"]),
+            "reward_line": reward_line(d["scoring"], d["main_metric"], d["reward"], d["reward_is_main_metric"]),
+            "trains": int(d.get("reused_run") is None), "state": "queued", "baseline_id": _str(d.get("baseline_id")),
+            "run_id": _str(d.get("reused_run")), "evaluation_id": None, "training_ended": None, "base_score": None,
+            "adapter_score": None, "failure": None, "created_at": e.time, "updated_at": e.time,
+        })
+
+    def _set(self, tx: Tx, e: Event, **values: Any) -> None:
+        tx.update("experiments", {"id": str(e.aggregate_id)}, {"updated_at": e.time, **values})
+
+    def _state(self, tx: Tx, e: Event, state: str, **values: Any) -> None:
+        self._set(tx, e, state=state, **values)
+
+
 def evaluation_projections() -> list[Any]:
-    return [Evaluations(), Loops(), LoopEvaluationLinks()]
+    return [Evaluations(), Loops(), LoopEvaluationLinks(), Experiments()]
+
+
+def _experiment_view(tables: Tables, row: dict[str, Any]) -> dict[str, Any]:
+    """With the run's round while it trains ("Round 3 of 20") and the difference once compared."""
+    from domain.experiments.experiment import LIVE, STATUS_NAMES
+
+    run = tables.select("runs", {"id": row["run_id"]})[0] if row["run_id"] else None
+    training_round = None
+    if run is not None and row["state"] == "training":
+        current = min(max(int(run["rounds_scored"]), 1), int(run["rounds_total"]))
+        training_round = f"Round {current} of {run['rounds_total']}"
+    base, adapter = row["base_score"], row["adapter_score"]
+    return {
+        **row, "status": STATUS_NAMES[row["state"]], "live": row["state"] in LIVE, "training_round": training_round,
+        "run_status": run["status_line"] if run else None,
+        "difference": adapter - base if base is not None and adapter is not None else None,
+    }
+
+
+def experiments(tables: Tables, org_id: UUID) -> list[dict[str, Any]]:
+    rows = tables.select("experiments", {"org_id": str(org_id)}, order=[("created_at", True)])
+    return [_experiment_view(tables, row) for row in rows]
+
+
+def experiment(tables: Tables, org_id: UUID, experiment_id: UUID) -> dict[str, Any] | None:
+    rows = tables.select("experiments", {"org_id": str(org_id), "id": str(experiment_id)})
+    return _experiment_view(tables, rows[0]) if rows else None
 
 
 def _str(value: Any) -> str | None:

@@ -38,6 +38,8 @@ TABLE_KEYS: dict[str, tuple[str, ...]] = {
     "evaluation_results": ("evaluation_id", "example_index"),
     "loops": ("id",),
     "loop_rounds": ("loop_id", "round_number"),
+    # experiments (migrations/009)
+    "experiments": ("id",),
     # SFT and DPO steps (migrations/006)
     "run_steps": ("run_id", "step"),
 }

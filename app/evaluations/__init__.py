@@ -2,7 +2,8 @@
 side) and the API under /api/evaluations."""
 
 from app.evaluations.api import EvaluationsApiController
+from app.evaluations.forms import NewEvaluationPageController
 from app.evaluations.pages import EvaluationsPageController
 
 API_CONTROLLERS = [EvaluationsApiController]
-PAGE_CONTROLLERS = [EvaluationsPageController]
+PAGE_CONTROLLERS = [NewEvaluationPageController, EvaluationsPageController]

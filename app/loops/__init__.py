@@ -2,7 +2,8 @@
 Stop, and the API under /api/loops."""
 
 from app.loops.api import LoopsApiController
+from app.loops.forms import NewLoopPageController
 from app.loops.pages import LoopsPageController
 
 API_CONTROLLERS = [LoopsApiController]
-PAGE_CONTROLLERS = [LoopsPageController]
+PAGE_CONTROLLERS = [NewLoopPageController, LoopsPageController]
