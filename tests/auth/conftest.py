@@ -88,6 +88,9 @@ def _the_strangers_objects(verity: Verity, org_id: UUID) -> dict[str, str]:
         org_id, project, name="theirs", benchmark="math_pairs_held_out", score_column="accuracy", target_percent=50,
         max_rounds=2, give_up_after=1, reclaim_storage=True, draft=run_body_from_api(rl_body(STRANGER_RUN)),
         actor=TESTS, role="owner").id)
+    ids["experiment_id"] = str(verity.create_experiment(
+        org_id, project, name="theirs", actor=TESTS, role="owner", source=held_out,
+        scoring={"preset": "verifiable"}, main_metric="math_pairs").id)
     ids["dataset_id"] = str(dataset)
     try:
         ids["version_id"] = str(verity.register_custom_metric(org_id, "their_metric", METRIC_SOURCE, TESTS).id)
