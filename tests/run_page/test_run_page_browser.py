@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from playwright.sync_api import expect
 
 if TYPE_CHECKING:
     from conftest import Served
@@ -146,7 +147,8 @@ def test_every_tooltip_and_tag_renders(browser_page, followed_run) -> None:
     picker = page.locator("#run-samples select[name=round]")
     with page.expect_response(lambda r: "/samples?round=1" in r.url):
         picker.select_option("1")
-    assert page.locator("#run-samples .hint").inner_text().startswith("The first three prompts of round 1.")
+    # the swap lands a moment after the response: wait for it rather than read at once
+    expect(page.locator("#run-samples .hint")).to_contain_text("The first three prompts of round 1.")
 
 
 def test_the_adapter_and_the_history_download(browser_page, followed_run, tmp_path) -> None:
