@@ -9,10 +9,10 @@ import sys
 
 def test_the_trainer_uses_the_domain_time_limit_rule_without_loading_the_event_store() -> None:
     probe = (
-        "import sys, trainer.loop, trainer.tuning\n"
+        "import sys, trainer.loop\n"
         "import domain.runs.time_limit as rule\n"
         "assert trainer.loop.may_start_round is rule.may_start_round\n"
-        "assert trainer.tuning.must_stop_running_round is rule.must_stop_running_round\n"
+        "assert trainer.loop.must_stop_running_round is rule.must_stop_running_round\n"
         "walled = ('eventsourcing', 'dramatiq', 'litestar', 'domain.runs.run', 'domain.application')\n"
         "print(','.join(sorted(m for m in walled if m in sys.modules)))"
     )
