@@ -295,3 +295,14 @@ def loop_rounds(tables: Tables, loop_id: UUID) -> list[dict[str, Any]]:
         if row["score"] is not None:
             previous = row["score"]
     return rows
+
+
+def completed_baselines(tables: Tables, org_id: UUID) -> list[tuple[str, str]]:
+    """(evaluation id, "Baseline · gsm8k-mini v3 · test examples · 41%") for each completed evaluation of the base
+    model, newest first: what a full run's Baseline select offers."""
+    rows = tables.select("evaluations", {"org_id": str(org_id), "state": "completed"}, order=[("created_at", True)])
+    return [
+        (row["id"], f"{row['name']} · {row['source_label']} · {row['metric_label']} · {row['score'] * 100:.0f}%")
+        for row in rows
+        if row["adapter_run"] is None
+    ]

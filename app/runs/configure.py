@@ -11,9 +11,11 @@ from app.metrics.choices import custom_reward_choices
 from app.runs.form import SECTIONS, RunForm, as_text
 from app.shell.identity import Identity
 from domain.errors import SettingsInvalid
+from domain.evaluations.scoring import TAKEN_FROM_BASELINE
 from domain.rewards.config import RewardConfig, RewardConfigInvalid
 from domain.runs.run import FINISHED_WITH_ADAPTER
 from domain.runs.settings import FIELDS_BY_NAME, RunDraft, run_body_from_form, trial_confirmation
+from projections.evaluations import completed_baselines
 from projections.store import ReadModels
 
 CHECKBOXES = ("reward_format_bonus",)
@@ -57,6 +59,8 @@ def configure_context(
         "projects": projects,
         "start_from": _start_from_choices(read_models, identity),
         "dataset_versions": dataset_version_choices(read_models, identity.organization_id),
+        "baselines": completed_baselines(read_models.tables, identity.organization_id),
+        "taken_from_baseline": TAKEN_FROM_BASELINE,
         "summary": training_summary(form, projects),
         "identity": identity,
         "section": "runs",

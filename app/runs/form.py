@@ -78,7 +78,7 @@ class RunForm:
     def form_errors(self) -> list[str]:
         """Messages that belong to no field on the form, shown above it."""
         placed = {f.name for section in SECTIONS for f in self.section(section)}
-        placed |= {"name", "kind", "project", "dataset_version"}
+        placed |= {"name", "kind", "project", "dataset_version", "baseline"}
         return [message for key, message in self.errors.items() if key not in placed]
 
     @property
@@ -116,7 +116,8 @@ class RunForm:
                 "choice",
                 preset,
                 error=self._reward_error("preset"),
-                choices=tuple(PRESET_NAMES.items()),
+                # "" leaves the reward to the run's baseline (000: "The default is the baseline's").
+                choices=(("", "Taken from the baseline"), *PRESET_NAMES.items()),
             ),
             FormField(
                 "reward_metric",
@@ -168,6 +169,7 @@ def _values_of(body: Mapping[str, Any], project: str) -> dict[str, str]:
         if spec.name != "reward":
             values[spec.name] = as_text(settings.get(spec.name, spec.default))
     reward = training["rl"].get("reward") or DEFAULT_REWARD
+    values["baseline"] = str(body.get("baseline") or "")
     for key, value in reward.items():
         if key in ("labels", "fields"):
             values[f"reward_{key}"] = "\n".join(value or [])

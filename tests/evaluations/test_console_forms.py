@@ -11,9 +11,12 @@ from litestar.testing import TestClient
 
 from app.auth.testing import sign_in_as
 from app.factory import create_app
+from domain.actors import Actor
 from projections.runner import ProjectionRunner
 from verity.config import Settings
 from verity.wiring import build_application, build_read_models, ensure_default_organization
+
+OWNER = Actor("person", "owner@localhost", "owner@localhost")
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +32,7 @@ def console(tmp_path_factory) -> Iterator[Any]:
         client.project_id = project_id  # type: ignore[attr-defined]
         client.verity = verity  # type: ignore[attr-defined]
         client.org_id = org_id  # type: ignore[attr-defined]
+        client.read_models = read_models  # type: ignore[attr-defined]
         yield client
 
 
@@ -80,3 +84,16 @@ def test_an_experiment_page_shows_the_reward_and_the_api_creates_one(console):
     page = console.get(f"/experiments/{experiment_id}")
     assert page.status_code == 200 and "main metric (Math Pairs" in page.text and "Queued" in page.text
     assert "RL on math" in console.get("/experiments").text
+
+
+def test_configure_offers_completed_baselines_and_the_reward_taken_from_one(console):
+    v = console.verity
+    baseline_id = v.create_evaluation(
+        console.org_id, console.project_id, name="Base on pairs",
+        source={"kind": "benchmark", "name": "math_pairs_held_out", "count": 8},
+        scoring={"preset": "verifiable", "format_bonus": True}, main_metric="math_pairs", actor=OWNER).id
+    v.record_evaluation_started(baseline_id)
+    written = v.record_evaluation_completed(baseline_id, 0.4, {"score": 0.4}, [])
+    console.read_models.wait_for(written.position, timeout=10)
+    form = console.get("/runs/new").text
+    assert "Baseline" in form and f'value="{baseline_id}"' in form and "Taken from the baseline" in form
