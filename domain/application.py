@@ -173,7 +173,7 @@ class Verity(
         if not draft.dataset_version:
             errors["dataset_version"] = objectives.NEEDS_VERSION.format(name=name)
         else:
-            errors.update(self.dataset_version_problems(org_id, draft.dataset_version, None))
+            errors.update(self.dataset_version_problems(org_id, draft.dataset_version, None, name))
             if not errors and draft.objective == objectives.DPO:
                 version = self.get_dataset_version(org_id, UUID(str(draft.dataset_version)))
                 if version.shape != "preference":

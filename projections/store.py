@@ -204,9 +204,18 @@ class TableReadModels(AccessReads, CatalogReads):
         adapter = _json(r["adapter_json"])
         done = max(r["rounds_scored"] - 1, 0)
         total = r["rounds_total"]
+        settings = json.loads(r["settings_json"])
+        objective = settings["training"].get("objective", "rl")
         ended = None
-        if stop is not None:
+        stop_log_line = None
+        if stop is not None and objective != "rl":  # SFT and DPO: steps, and the last step's adapter
+            ended = messages.stopped_steps_line(stop["reason"], stop["after_round"])
+            stop_log_line = messages.stopped_steps_log_line(objective.upper(), stop["reason"], stop["after_round"])
+        elif stop is not None:
             ended = messages.stopped_line(stop["reason"], stop["after_round"], total, stop["best_round"])
+            stop_log_line = messages.stopped_log_line(stop["reason"], stop["after_round"], total, stop["best_round"])
+        elif r["state"] in ("adapter_ready", "completed") and r["kind"] == "full" and objective != "rl":
+            ended = messages.completed_steps_line(adapter["best_round"] if adapter else 0)
         elif r["state"] in ("adapter_ready", "completed") and r["kind"] == "full":
             ended = messages.completed_line(total, r["best_round"] or 0)
         elif r["state"] == "failed":
@@ -214,7 +223,7 @@ class TableReadModels(AccessReads, CatalogReads):
         elif r["state"] == "cancelled":
             ended = "Cancelled"
         kept = None
-        if adapter is not None and adapter["best_round"] == 0:
+        if adapter is not None and adapter["best_round"] == 0 and objective == "rl":
             kept = messages.KEPT_STARTING_ADAPTER
         return RunDetail(
             id=UUID(r["id"]),
@@ -225,7 +234,7 @@ class TableReadModels(AccessReads, CatalogReads):
             kind=r["kind"],
             state=r["state"],
             status_line=r["status_line"],
-            settings=json.loads(r["settings_json"]),
+            settings=settings,
             reward_label=r["reward_label"],
             start_run=_uuid(r["start_run"]),
             rounds_total=total,
@@ -237,9 +246,7 @@ class TableReadModels(AccessReads, CatalogReads):
             ended=ended,
             note=stop["note"] if stop else None,
             stop_reason=stop["reason"] if stop else None,
-            stop_log_line=messages.stopped_log_line(stop["reason"], stop["after_round"], total, stop["best_round"])
-            if stop
-            else None,
+            stop_log_line=stop_log_line,
             kept_starting_adapter=kept,
             failure=r["failure"],
             trial_report=_json(r["trial_report_json"]),

@@ -462,14 +462,24 @@ class Timeline(Projection):
                 "actor_id": actor["id"],
                 "actor_name": actor["name"],
                 "event_type": event.type.removeprefix("Run."),
-                "sentence": sentence(event, actor["name"], place["total_rounds"]),
+                "sentence": sentence(event, actor["name"], place["total_rounds"], _objective_of(tx, event)),
             },
         )
 
 
-def sentence(e: Event, who: str, total_rounds: int) -> str:
+def _objective_of(tx: Tx, e: Event) -> str:
+    """The run's objective, from the Runs view (applied before the timeline) or the event's own settings."""
+    if "settings" in e.data:
+        return _objective(e.data["settings"])
+    row = tx.get("runs", {"id": str(e.aggregate_id)})
+    return str(row["objective"]) if row is not None else objectives.RL
+
+
+def sentence(e: Event, who: str, total_rounds: int, objective: str = objectives.RL) -> str:
     data = e.data
     kind = "trial" if data.get("settings", {}).get("kind") == "trial" else "run"
+    if objective != objectives.RL and (words := _tuning_sentence(e, who, objective)) is not None:
+        return words
     match e.type.removeprefix("Run."):
         case "Saved" if data.get("retry_of"):
             return f"{who} retried run {str(data['retry_of'])[:8]}: a new run with the same settings."
@@ -516,6 +526,26 @@ def sentence(e: Event, who: str, total_rounds: int) -> str:
             finished = data["report"].get("finished")
             return "The trial reported its measures." if finished else "The trial reported that it did not finish."
     return f"{who}: {e.type}."
+
+
+def _tuning_sentence(e: Event, who: str, objective: str) -> str | None:
+    """The sentences of SFT and DPO runs that differ from RL's: steps, not rounds; the last step's adapter."""
+    data, name = e.data, objectives.OBJECTIVE_NAMES[objective]
+    match e.type.removeprefix("Run."):
+        case "Saved" if not data.get("retry_of") and not data.get("duplicate_of"):
+            kind = "trial" if data["settings"].get("kind") == "trial" else "run"
+            return f"{who} saved the {name} {kind} draft “{data['settings']['name'] or 'Untitled'}”."
+        case "StepLogged":
+            return messages.step_sentence(data["step"])
+        case "Stopped":
+            line = messages.stopped_steps_line(data["reason"], data["after_round"])
+            return f"{line}. {data['note']}".strip()
+        case "AdapterReady":
+            return (
+                f"The adapter of step {data['best_round']} is ready: {data['size_bytes']:,} bytes, "
+                f"SHA-256 {data['sha256'][:12]}."
+            )
+    return None
 
 
 # Secrets and their hashes stay in the event store: the feed never carries them, even where an event has one.

@@ -31,7 +31,16 @@ SPECIAL_TOKENS = ("<pad>", "<eos>", "<|im_start|>", "<|im_end|>")
 # Every printable ASCII character and the newline: any prompt, the <think>/<answer> format and JSON encode.
 ALPHABET = sorted(set(string.printable) - set("\t\r\x0b\x0c"))
 
+# ChatML. The {% generation %} markers render nothing: they tell SFT which tokens are the assistant's (each reply
+# and its <|im_end|>), so the loss falls on every assistant turn of a conversation (TRL's assistant_only_loss).
 CHATML_TEMPLATE = (
+    "{% for message in messages %}{% if message['role'] == 'assistant' %}<|im_start|>assistant\n"
+    "{% generation %}{{ message['content'] }}<|im_end|>{% endgeneration %}{{ '\\n' }}"
+    "{% else %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n{% endif %}"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+# The same ChatML without the markers, as builds before them saved it: SFT swaps in CHATML_TEMPLATE for it.
+PLAIN_CHATML_TEMPLATE = (
     "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
     "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )

@@ -83,10 +83,13 @@ class DatasetCommands:
         return Written(version.id, self._save(dataset, version))
 
     # --- the check of a run draft --------------------------------------------------------------------------
-    def dataset_version_problems(self, org_id: UUID, dataset_version: str | None, reward: Any) -> dict[str, str]:
+    def dataset_version_problems(
+        self, org_id: UUID, dataset_version: str | None, reward: Any, objective_name: str = "RL"
+    ) -> dict[str, str]:
         """What keeps a draft from training on its version, under "dataset_version"; {} when nothing does.
 
-        The version must be one of the organization's, usable by RL (text, training and validation examples),
+        The version must be one of the organization's, usable by the objective (text, training and validation
+        examples; `objective_name` is "RL", "SFT" or "DPO", the words of the refusal),
         and every training and validation reference must suit the reward (000: "Incompatible reference
         answers:" and up to 20 examples). The references are checked only once the reward itself is valid.
         """
@@ -96,7 +99,7 @@ class DatasetCommands:
             version = self.get_dataset_version(org_id, UUID(str(dataset_version)))
         except (ValueError, NotFound):
             return {"dataset_version": "Choose a dataset version of this organization."}
-        problem = version.rl_problem()
+        problem = version.training_problem(objective_name)
         if problem is not None:
             return {"dataset_version": problem}
         try:

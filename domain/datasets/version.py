@@ -107,12 +107,19 @@ class DatasetVersion(Aggregate):
 
     def rl_problem(self) -> str | None:
         """Why an RL run can't use this version, or None: it needs text, training and validation examples."""
+        return self.training_problem("RL")
+
+    def training_problem(self, objective_name: str) -> str | None:
+        """Why a run of this objective ("RL", "SFT", "DPO") can't use this version, or None: every objective
+        trains on text here, on training examples, and validates on validation examples."""
         if self.has_images:
             return RL_REFUSES_IMAGES
         missing = [SPLIT_NAMES[split] for split in ("train", "validation") if not self.split_counts[split]]
         if missing:
             absent = " and no ".join(missing)
-            return f"RL needs training and validation examples; {self.label} has no {absent} examples."
+            return (
+                f"{objective_name} needs training and validation examples; {self.label} has no {absent} examples."
+            )
         if self.archived:
             return f"{self.label} is archived: choose an active version."
         return None

@@ -64,6 +64,28 @@ def completed_line(total_rounds: int, best_round: int) -> str:
     return f"Finished all {total_rounds} rounds · best round {best_round}"
 
 
+# SFT and DPO log optimizer steps, not rounds, and keep the adapter of their last step.
+def stopped_steps_line(reason: str, after_step: int) -> str:
+    """ "Stopped after step 12: time limit · adapter of step 12"."""
+    return f"Stopped after step {after_step}: {STOP_REASONS[reason]} · adapter of step {after_step}"
+
+
+def stopped_steps_log_line(objective_name: str, reason: str, after_step: int) -> str:
+    """ "SFT stopped (time_limit) after step 12; kept the adapter of step 12."."""
+    return f"{objective_name} stopped ({reason}) after step {after_step}; kept the adapter of step {after_step}."
+
+
+def completed_steps_line(steps: int) -> str:
+    return f"Finished all {steps} steps"
+
+
+def step_sentence(step: dict[str, Any]) -> str:
+    """The timeline's line of an SFT or DPO step: "Step 8 of 24: loss 1.2345, validation loss 1.3000."."""
+    validation = step.get("validation_loss")
+    tail = f", validation loss {validation:.4f}" if validation is not None else ""
+    return f"Step {step['step']} of {step['steps']}: loss {step['loss']:.4f}{tail}."
+
+
 def no_learning_signal(first_round: int, last_round: int, values: Sequence[float]) -> str:
     span = f"{first_round}-{last_round}" if last_round != first_round else f"{first_round}"
     distinct = sorted(set(values))

@@ -227,9 +227,10 @@ class Run(Aggregate):
             "Only a run that scored its starting adapter can stop and keep it: this run "
             "is {status}, so record a failure instead.",
         )
-        self._stopped(
-            reason=reason, note=note, after_round=self.last_round, best_round=self.best_round, actor=actor
-        )
+        after, best = self.last_round, self.best_round
+        if not objectives.is_rl(self.objective):  # SFT and DPO stop after a step and keep its adapter
+            after = best = self.steps[-1]["step"] if self.steps else 0
+        self._stopped(reason=reason, note=note, after_round=after, best_round=best, actor=actor)
 
     @event("Stopped")
     def _stopped(
