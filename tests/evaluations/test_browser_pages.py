@@ -1,6 +1,6 @@
 """Headless Chromium against a real `verity serve` (one for the module): the New evaluation form and an
-evaluation's page, the Start an automated loop form and a loop's page, an experiment's page; each loads and
-refreshes with no console errors."""
+evaluation's page, the Start an automated loop form and a loop's page, an experiment's page; each loads with no
+console errors."""
 
 from __future__ import annotations
 
