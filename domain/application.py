@@ -33,7 +33,7 @@ from domain.runs import objectives
 from domain.runs.progress import RoundResult, StepLog, TrialReport
 from domain.runs.reward import resolve_reward
 from domain.runs.run import FINISHED_WITH_ADAPTER, Run
-from domain.runs.settings import RunDraft
+from domain.runs.settings import RunDraft, run_body_from_api
 from domain.written import Written
 
 Role = Literal["owner", "member", "viewer"]
@@ -129,6 +129,15 @@ class Verity(
             vision=vision,
             actor=actor.to_dict(),
         )
+        return Written(project.id, self._save(project))
+
+    def set_project_run_defaults(
+        self, org_id: UUID, project_id: UUID, defaults: dict[str, Any], actor: Actor
+    ) -> Written:
+        """The starting values of the project's Configure form; refused unless every value is a valid setting."""
+        project = self.get_project(org_id, project_id)
+        run_body_from_api({"training": defaults})  # raises SettingsInvalid with the form's words
+        project.set_run_defaults(defaults, actor.to_dict())
         return Written(project.id, self._save(project))
 
     # --- runs: the user's commands -------------------------------------------------------------------------

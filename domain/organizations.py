@@ -78,3 +78,15 @@ class Project(Aggregate):
         self.model = model
         self.revision = revision
         self.vision = vision
+        # The Configure form's starting values for this project's runs: a partial `training` body
+        # ({"rl": {...}, "advanced": {...}}). A tiny model needs other numbers than the product's defaults.
+        self.run_defaults: dict[str, Any] = {}
+
+    def set_run_defaults(self, defaults: dict[str, Any], actor: dict[str, str]) -> None:
+        """Checked by the application against the run settings' bounds before it is called."""
+        if defaults != self.run_defaults:
+            self._run_defaults_set(defaults=defaults, actor=actor)
+
+    @event("RunDefaultsSet")
+    def _run_defaults_set(self, defaults: dict[str, Any], actor: dict[str, str]) -> None:
+        self.run_defaults = defaults

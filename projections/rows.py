@@ -24,6 +24,7 @@ class ProjectRow:
     revision: str | None
     vision: bool
     created_at: str
+    run_defaults: dict[str, Any] = field(default_factory=dict)  # the Configure form's starting values
 
 
 @dataclass(frozen=True)

@@ -178,6 +178,7 @@ class TableReadModels(AccessReads, CatalogReads):
                 r["revision"],
                 bool(r["vision"]),
                 r["created_at"],
+                json.loads(r.get("run_defaults") or "{}"),
             )
             for r in rows
         ]

@@ -147,6 +147,7 @@ class OrganizationsAndProjects(Projection):
             "Organization.Created": self._created,
             "Organization.PlanChanged": self._plan,
             "Project.Created": self._project,
+            "Project.RunDefaultsSet": self._project_run_defaults,
         }
 
     def _created(self, tx: Tx, e: Event) -> None:
@@ -169,8 +170,12 @@ class OrganizationsAndProjects(Projection):
                 "revision": e.data["revision"],
                 "vision": int(bool(e.data["vision"])),
                 "created_at": e.time,
+                "run_defaults": None,
             },
         )
+
+    def _project_run_defaults(self, tx: Tx, e: Event) -> None:
+        tx.update("projects", {"id": str(e.aggregate_id)}, {"run_defaults": json.dumps(e.data["defaults"])})
 
 
 class RunStates(Projection):

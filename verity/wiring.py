@@ -16,6 +16,12 @@ from verity.storage import open_storage, reference_reader
 SETUP = Actor("system", "setup", "Setup")
 DEFAULT_ORGANIZATION = "Default"
 DEMO_PROJECT = "Demo"
+# The tiny model learns Math Pairs in a few minutes on a CPU with these numbers (shared/notes/tiny-model-grpo.md);
+# the product's defaults (64 prompts x 8 answers of 512 tokens at 5e-6) are meant for real models on a GPU.
+DEMO_RUN_DEFAULTS = {
+    "rl": {"rounds": 20, "prompts_per_round": 16, "answers_per_prompt": 8, "max_answer_tokens": 16},
+    "advanced": {"learning_rate": 0.0005, "training_window": 256, "micro_batch_size": 32},
+}
 
 
 def event_store_env(settings: Settings) -> dict[str, str]:
@@ -59,4 +65,5 @@ def ensure_default_organization(
     project_id = Project.create_id(org_id, DEMO_PROJECT)
     if project_id not in verity.repository:
         verity.create_project(org_id, DEMO_PROJECT, str(settings.tiny_model_dir), None, False, SETUP)
+    verity.set_project_run_defaults(org_id, project_id, DEMO_RUN_DEFAULTS, SETUP)  # records only a change
     return org_id, project_id

@@ -19,6 +19,7 @@ from litestar.response import Redirect, Template
 
 from app.runs import exports
 from app.runs.configure import configure_context, form_from_submission, summary_context
+from app.runs.defaults import starting_draft
 from app.runs.exports import AdapterUnavailable, adapter_archive, archive_name
 from app.runs.merging import merge_state
 from app.runs.projects import choose_project
@@ -66,7 +67,7 @@ class RunsPageController(Controller):
     ) -> Template:
         """The form with every default, or with another run's settings (Configure the full run), or set to
         continue a finished run's adapter (Start another run from this adapter)."""
-        draft = RunDraft(kind="full")
+        draft = starting_draft(read_models.projects(identity.organization_id))
         if from_run is not None:
             source = _found(read_models.run(identity.organization_id, from_run))
             draft = RunDraft.from_saved(source.settings).with_values(kind="full", name=source.name)

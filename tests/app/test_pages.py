@@ -38,7 +38,9 @@ def test_the_configure_form_shows_every_setting_with_its_default_and_locked_fiel
             assert f'name="{spec.name}"' in html, spec.name
             assert spec.label in html
     assert re.search(r'name="rounds" value="20"', html)
-    assert re.search(r'name="learning_rate" value="0.000005"', html)
+    # the Demo project's own numbers for the tiny model (the product's 5e-6 is for real models)
+    assert re.search(r'name="learning_rate" value="0.0005"', html)
+    assert re.search(r'name="max_answer_tokens" value="16"', html)
     for section in ("Training objective", "Run", "Reinforcement learning", "Reward", "Advanced settings"):
         assert f"<legend>{section}</legend>" in html
     assert 'Training method <span class="lock">locked</span>' in html
