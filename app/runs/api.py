@@ -1,4 +1,5 @@
-"""The runs API: save, list, read, launch, cancel, retry and duplicate RL runs; read a run's audit timeline.
+"""The runs API: save, list, read, launch, cancel, retry and duplicate runs (RL, SFT, DPO); read a run's audit timeline
+and an SFT or DPO run's steps.
 
 Bodies are checked by the domain (`run_body_from_api`), so a bad setting is refused with the words the form
 shows: 422 with {"errors": {field: message}}, and nothing is recorded.
@@ -21,7 +22,7 @@ from app.shell.identity import Identity
 from domain.application import Verity, Written
 from domain.errors import NotFound
 from domain.runs.settings import RunDraft, run_body_from_api
-from projections.rows import RunDetail, RunRow, TimelineEntry
+from projections.rows import RunDetail, RunRow, StepRow, TimelineEntry
 from projections.store import ReadModels
 
 RUN_BODY_EXAMPLE = {"project": "Demo", **RunDraft().to_api()}
@@ -118,6 +119,12 @@ class RunsApiController(Controller):
         """The run's audit timeline: who did what, when, in order."""
         _found(read_models.run(identity.organization_id, run_id))
         return read_models.timeline(identity.organization_id, run_id)
+
+    @get("/{run_id:uuid}/steps", name="api:runs:steps", sync_to_thread=True)
+    def steps(self, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> list[StepRow]:
+        """An SFT or DPO run's optimizer steps, newest first: loss, and validation loss at each epoch's end."""
+        _found(read_models.run(identity.organization_id, run_id))
+        return read_models.steps(identity.organization_id, run_id)
 
     @staticmethod
     def _after(own_writes: OwnWrites, written: Written, read_models: ReadModels, identity: Identity) -> RunOut:

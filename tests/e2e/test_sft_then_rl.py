@@ -119,6 +119,9 @@ def test_sft_then_rl_from_its_adapter_and_a_dpo_run_all_in_the_runs_list_and_the
     listed = {UUID(row["id"]): row for row in embedded.client.get("/api/runs").json()}
     assert [listed[run_id]["objective"] for run_id in (sft, dpo, after_sft, base)] == ["sft", "dpo", "rl", "rl"]
     assert listed[sft]["steps_logged"] == listed[sft]["steps_total"] == 24  # 128 examples / 16 x 3 epochs
+    steps = embedded.client.get(f"/api/runs/{sft}/steps").json()
+    assert [s["step"] for s in steps] == list(range(24, 0, -1)) and steps[0]["loss"] < steps[-1]["loss"]
+    assert [s["validation_loss"] is not None for s in steps].count(True) == 3  # one validation an epoch
     page = embedded.client.get("/runs")
     assert page.status_code == 200 and all(word in page.text for word in ("SFT", "DPO", "RL"))
 
