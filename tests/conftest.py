@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -12,6 +16,8 @@ import pytest
 from verity.config import PostgresSettings, Settings
 
 POSTGRES_ADMIN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+TINY_MODEL_SEED = 0
 
 
 def _cuda_available() -> bool:
@@ -53,3 +59,20 @@ def sqlite_settings(tmp_path) -> Settings:
 def postgres_settings(tmp_path, postgres: PostgresSettings) -> Settings:
     """The production event store and read models on a fresh PostgreSQL database; files in a fresh folder."""
     return Settings(data_dir=tmp_path / "data", postgres=postgres)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir() -> Path:
+    """The tiny model of seed 0, built once per recipe version and kept under .tiny-model/ (git-ignored)."""
+    from trainer.tiny_model import TINY_MODEL_VERSION, build_tiny_model
+
+    target = REPO_ROOT / ".tiny-model" / f"v{TINY_MODEL_VERSION}-seed{TINY_MODEL_SEED}"
+    if not (target / "tiny_model.json").exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        building = Path(tempfile.mkdtemp(dir=target.parent, prefix=".building-"))
+        build_tiny_model(building, seed=TINY_MODEL_SEED)
+        try:
+            os.rename(building, target)  # atomic: a half-built model is never taken for a built one
+        except OSError:
+            shutil.rmtree(building, ignore_errors=True)  # another session built it first
+    return target

@@ -75,7 +75,8 @@ def test_the_stored_rows_are_prompt_and_reference_as_the_trainer_reads_them_and_
     assert answer.status_code == 201
     [line] = list(console.storage.read_lines(f"datasets/{answer.json()['id']}/train.jsonl"))
     # RL reads prompt and reference; DPO also reads the rejected answer of a preference pair.
-    assert json.loads(line) == {"prompt": [{"role": "user", "content": "Say hi"}], "reference": "hi", "rejected": "go away"}
+    expected = {"prompt": [{"role": "user", "content": "Say hi"}], "reference": "hi", "rejected": "go away"}
+    assert json.loads(line) == expected
 
 
 BAD_UPLOADS = {

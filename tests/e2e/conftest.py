@@ -5,12 +5,10 @@ production shape (PostgreSQL, Redis, a separate `verity worker` process, S3 over
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -60,22 +58,6 @@ def fast_env(config: JobsConfig = FAST) -> dict[str, str]:
         "VERITY_TIME_LIMIT_SCALE": str(config.time_limit_scale),
     }
 
-
-@pytest.fixture(scope="session")
-def tiny_model_dir() -> Path:
-    """The trainer's tests' tiny model, built once and cached in .tiny-model/ (the same folder they use)."""
-    from trainer.tiny_model import TINY_MODEL_VERSION, build_tiny_model
-
-    target = REPO_ROOT / ".tiny-model" / f"v{TINY_MODEL_VERSION}-seed0"
-    if not (target / "tiny_model.json").exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        building = Path(tempfile.mkdtemp(dir=target.parent, prefix=".building-"))
-        build_tiny_model(building, seed=0)
-        try:
-            os.rename(building, target)
-        except OSError:
-            shutil.rmtree(building, ignore_errors=True)
-    return target
 
 
 def eventually(condition: Callable[[], bool], timeout: float = 10.0) -> bool:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -36,22 +34,6 @@ TINY_RUN = {
     },
 }
 
-
-@pytest.fixture(scope="session")
-def tiny_model_dir() -> Path:
-    """The trainer's tiny model, built once and cached in .tiny-model/ (the folder the trainer's tests use)."""
-    from trainer.tiny_model import TINY_MODEL_VERSION, build_tiny_model
-
-    target = REPO_ROOT / ".tiny-model" / f"v{TINY_MODEL_VERSION}-seed0"
-    if not (target / "tiny_model.json").exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        building = Path(tempfile.mkdtemp(dir=target.parent, prefix=".building-"))
-        build_tiny_model(building, seed=0)
-        try:
-            os.rename(building, target)
-        except OSError:
-            shutil.rmtree(building, ignore_errors=True)
-    return target
 
 
 @dataclass

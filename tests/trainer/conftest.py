@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,22 +13,6 @@ from domain.rewards.types import AnswerScore
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TINY_MODEL_SEED = 0
 
-
-@pytest.fixture(scope="session")
-def tiny_model_dir() -> Path:
-    """The tiny model of seed 0, built once per recipe version and kept under .tiny-model/ (git-ignored)."""
-    from trainer.tiny_model import TINY_MODEL_VERSION, build_tiny_model
-
-    target = REPO_ROOT / ".tiny-model" / f"v{TINY_MODEL_VERSION}-seed{TINY_MODEL_SEED}"
-    if not (target / "tiny_model.json").exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        building = Path(tempfile.mkdtemp(dir=target.parent, prefix=".building-"))
-        build_tiny_model(building, seed=TINY_MODEL_SEED)
-        try:
-            os.rename(building, target)  # atomic: a half-built model is never taken for a built one
-        except OSError:
-            shutil.rmtree(building, ignore_errors=True)  # another session built it first
-    return target
 
 
 class FinalNumberGrader:
