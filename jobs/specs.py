@@ -1,8 +1,8 @@
 """From a launched run in the event store to the trainer's run spec: rows, reward, starting adapter, deadline.
 
 A run on a dataset version trains on the version's training rows and validates on its validation rows, read from
-the storage; a run with no dataset version trains on the built-in Math Pairs prompts (001's synthetic task,
-generated from the run's seed), whatever reward scores them.
+the storage; a `gsm8k` run with no dataset version trains on the public GSM8K set (jobs/public_datasets.py), and
+any other run with none on the built-in Math Pairs prompts (001's synthetic task, generated from the run's seed).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from domain.rewards.config import SYNTHETIC_PROMPTS_DEFAULT
 from domain.rewards.verifiable import math_pairs_rows
 from domain.runs.run import Run
 from jobs.config import JobsConfig
+from jobs.public_datasets import PublicSetUnreachable, gsm8k_public_rows
 from jobs.run_storage import server_storage
 from trainer.spec import ModelRef, RewardSpec, Row, RunSpec, StartAdapter, Storage
 from verity.config import Settings
@@ -67,6 +68,8 @@ def build_run_spec(
     reward = dict(rl["reward"])
     if body.get("dataset_version"):
         train_rows, validation_rows = dataset_rows(verity, run, settings)
+    elif reward.get("preset") == "verifiable" and reward.get("metric") == "gsm8k":
+        train_rows, validation_rows = public_gsm8k_rows(advanced["seed"])
     else:
         count = int(reward.get("synthetic_prompts") or SYNTHETIC_PROMPTS_DEFAULT)
         # a fixed validation sample of up to 128 prompts (000), and never more than the task's own prompts
@@ -124,6 +127,14 @@ def dataset_rows(verity: Verity, run: Run, settings: Settings) -> tuple[list[dic
             f"{'training' if not train else 'validation'} examples."
         )
     return train, validation
+
+
+def public_gsm8k_rows(seed: int | str) -> tuple[list, list]:
+    """The public GSM8K set (or its mirror); where the worker can't reach it, the run fails before the model loads."""
+    try:
+        return gsm8k_public_rows(seed)
+    except PublicSetUnreachable as unreachable:
+        raise SpecUnbuildable(str(unreachable)) from None
 
 
 def _project_revision(verity: Verity, run: Run) -> str | None:
