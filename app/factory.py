@@ -40,6 +40,8 @@ from app.shell.templating import template_config
 from domain.application import Verity
 from projections.runner import ProjectionRunner
 from projections.store import ReadModels
+from verity.config import Settings
+from verity.storage import open_storage
 
 if TYPE_CHECKING:
     from verity.storage import FileStorage
@@ -56,6 +58,12 @@ def _is_sign_in_attempt(request: Request) -> bool:
     return request.method == "POST" and request.url.path == "/sign-in"
 
 
+def _storage_or_configured(given: FileStorage | None) -> FileStorage:
+    """The storage given, else the one the environment names, opened on first use: an app built without one still
+    stores uploads where `verity serve` would, rather than failing the request."""
+    return given if given is not None else open_storage(Settings.from_env())
+
+
 def create_app(
     verity: Verity,
     read_models: ReadModels,
@@ -69,7 +77,8 @@ def create_app(
 ) -> Litestar:
     """The console. When a `runner` is given, the app starts it on start-up and stops it on shutdown.
 
-    `storage` is where runs write rollouts and adapters (the run page reads samples and adapters from it);
+    `storage` is where runs write rollouts and adapters (the run page reads samples and adapters from it) and
+    uploads their files; without one, the storage the environment configures (as `verity serve` opens it);
     `merger` sends a finished run's Merge model job (the jobs plug it in; without it, Merge model is refused).
     `auth` holds the secret key and cookie settings; without one, a random key lives as long as the app.
     """
@@ -106,7 +115,7 @@ def create_app(
             "read_models": Provide(lambda: read_models, use_cache=True, sync_to_thread=False),
             "launcher": Provide(lambda: launch, use_cache=True, sync_to_thread=False),
             "own_writes": Provide(lambda: own_writes, use_cache=True, sync_to_thread=False),
-            "storage": Provide(lambda: storage, use_cache=True, sync_to_thread=False),
+            "storage": Provide(lambda: _storage_or_configured(storage), use_cache=True, sync_to_thread=False),
             "merger": Provide(lambda: merger, use_cache=True, sync_to_thread=False),
             "identity": Provide(provide_identity, sync_to_thread=True),
             "auth": Provide(lambda: auth, use_cache=True, sync_to_thread=False),
