@@ -33,7 +33,7 @@ from domain.runs import objectives
 from domain.runs.progress import RoundResult, StepLog, TrialReport
 from domain.runs.reward import resolve_reward
 from domain.runs.run import FINISHED_WITH_ADAPTER, Run
-from domain.runs.settings import RunDraft, run_body_from_api
+from domain.runs.settings import RunDraft, revision_to_pin, run_body_from_api, saved_revision
 from domain.written import Written
 
 Role = Literal["owner", "member", "viewer"]
@@ -144,6 +144,8 @@ class Verity(
     def _checked_settings(self, org_id: UUID, project: Project, draft: RunDraft) -> dict[str, Any]:
         """The settings a run saves, or SettingsInvalid with every problem (model, reward, Start from)."""
         errors: dict[str, str] = {}
+        # the saved settings hold the revision the run will pin, so Start from and the trainer read it there
+        draft = draft.with_values(model_revision=revision_to_pin(draft.model_revision, project.revision))
         if not objectives.is_rl(draft.objective):
             return self._checked_tuning_settings(org_id, project, draft)
         if project.vision:
@@ -159,7 +161,7 @@ class Verity(
         errors.update(self.dataset_version_problems(org_id, draft.dataset_version, draft.reward))
         if draft.start_run is not None:
             try:
-                source = self._start_from(org_id, project, draft.start_run)
+                source = self._start_from(org_id, project, draft.start_run, draft.model_revision)
             except SettingsInvalid as problem:
                 errors.update(problem.errors)
             else:
@@ -189,7 +191,7 @@ class Verity(
                     errors["dataset_version"] = objectives.NEEDS_PAIRS.format(label=version.label)
         if draft.start_run is not None:
             try:
-                source = self._start_from(org_id, project, draft.start_run)
+                source = self._start_from(org_id, project, draft.start_run, draft.model_revision)
             except SettingsInvalid as problem:
                 errors.update(problem.errors)
             else:
@@ -201,7 +203,10 @@ class Verity(
             raise SettingsInvalid(errors)
         return draft.to_api()
 
-    def _start_from(self, org_id: UUID, project: Project, start_run: str) -> Run:
+    def _start_from(self, org_id: UUID, project: Project, start_run: str, revision: str | None = None) -> Run:
+        """The run whose adapter a new run continues. `revision`: the one the new run pins (000: "the run must
+        have trained the same revision this run will pin"); None (an evaluation's or an experiment's adapter)
+        leaves the revision unchecked, as before runs had one."""
         try:
             source = self.get_run(org_id, UUID(str(start_run)))
         except (ValueError, NotFound):
@@ -217,6 +222,14 @@ class Verity(
                 {
                     "start_run": f"Start from must be a finished run with an adapter (Adapter ready "
                     f"or Completed): that run is {source.status}."
+                }
+            )
+        trained = saved_revision(source.settings, project.revision)
+        if revision is not None and trained != revision:
+            raise SettingsInvalid(
+                {
+                    "start_run": f"Start from must be a run trained on revision {revision} of the model: that run "
+                    f"trained {trained}."
                 }
             )
         return source

@@ -17,6 +17,7 @@ from domain.errors import NotFound
 from domain.rewards.config import SYNTHETIC_PROMPTS_DEFAULT
 from domain.rewards.verifiable import math_pairs_rows
 from domain.runs.run import Run
+from domain.runs.settings import DEFAULT_REVISION, saved_revision
 from jobs.config import JobsConfig
 from jobs.public_datasets import PublicSetUnreachable, gsm8k_public_rows
 from jobs.run_storage import server_storage
@@ -77,7 +78,7 @@ def build_run_spec(
     backend = advanced["generation_backend"]
     return RunSpec(
         run_id=str(run.id),
-        model=ModelRef(path_or_id=run.model, revision=_project_revision(verity, run)),
+        model=ModelRef(path_or_id=run.model, revision=run_revision(verity, run)),
         reward=_reward_spec(verity, run.org_id, reward),
         train_rows=[Row(prompt=list(r["prompt"]), reference=r["reference"]) for r in train_rows],
         validation_rows=[Row(prompt=list(r["prompt"]), reference=r["reference"]) for r in validation_rows],
@@ -135,6 +136,13 @@ def public_gsm8k_rows(seed: int | str) -> tuple[list, list]:
         return gsm8k_public_rows(seed)
     except PublicSetUnreachable as unreachable:
         raise SpecUnbuildable(str(unreachable)) from None
+
+
+def run_revision(verity: Verity, run: Run) -> str | None:
+    """The revision the run saved (the project's, or main, for a run saved before runs had one). main goes as
+    None: what transformers loads of a hub id by default; a local folder ignores the revision either way."""
+    revision = saved_revision(run.settings, _project_revision(verity, run))
+    return None if revision == DEFAULT_REVISION else revision
 
 
 def _project_revision(verity: Verity, run: Run) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from domain.application import Verity
 from domain.runs.run import Run
 from jobs.config import JobsConfig
-from jobs.specs import _project_revision, _start_adapter, dataset_rows, deadline_of, storage_of
+from jobs.specs import _start_adapter, dataset_rows, deadline_of, run_revision, storage_of
 from trainer.spec import ModelRef, Storage
 from trainer.tune_spec import TuneRow, TuneSpec
 from verity.config import Settings
@@ -27,7 +27,7 @@ def build_tune_spec(
     return TuneSpec(
         run_id=str(run.id),
         objective=objective,
-        model=ModelRef(path_or_id=run.model, revision=_project_revision(verity, run)),
+        model=ModelRef(path_or_id=run.model, revision=run_revision(verity, run)),
         train_rows=_rows(train_rows),
         validation_rows=_rows(validation_rows),
         storage=storage or storage_of(settings),

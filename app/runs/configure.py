@@ -14,7 +14,14 @@ from domain.errors import SettingsInvalid
 from domain.evaluations.scoring import TAKEN_FROM_BASELINE
 from domain.rewards.config import RewardConfig, RewardConfigInvalid
 from domain.runs.run import FINISHED_WITH_ADAPTER
-from domain.runs.settings import FIELDS_BY_NAME, RunDraft, run_body_from_form, trial_confirmation
+from domain.runs.settings import (
+    FIELDS_BY_NAME,
+    RunDraft,
+    revision_to_pin,
+    run_body_from_form,
+    saved_revision,
+    trial_confirmation,
+)
 from projections.evaluations import completed_baselines
 from projections.store import ReadModels
 
@@ -57,7 +64,7 @@ def configure_context(
         "form": form,
         "sections": SECTIONS,
         "projects": projects,
-        "start_from": _start_from_choices(read_models, identity),
+        "start_from": start_from_choices(read_models, identity, form.values),
         "dataset_versions": dataset_version_choices(read_models, identity.organization_id),
         "baselines": completed_baselines(read_models.tables, identity.organization_id),
         "taken_from_baseline": TAKEN_FROM_BASELINE,
@@ -90,7 +97,7 @@ def summary_context(
         "sections": SECTIONS,
         "summary": training_summary(form, projects),
         "redraw_reward": redraw_reward,
-        "start_from": _start_from_choices(read_models, identity),
+        "start_from": start_from_choices(read_models, identity, values),
         "identity": identity,
     }
 
@@ -166,13 +173,29 @@ def _reward_of(values: Mapping[str, str]) -> dict[str, Any]:
     return draft.reward or {}
 
 
-def _start_from_choices(read_models: ReadModels, identity: Identity) -> list[tuple[str, str]]:
-    """Finished full runs with an adapter, which a new run may continue (000's Start from)."""
-    return [
-        (str(run.id), run.name or str(run.id)[:8])
-        for run in read_models.runs(identity.organization_id)
-        if run.state in FINISHED_WITH_ADAPTER and run.kind == "full"
-    ]
+def start_from_choices(
+    read_models: ReadModels, identity: Identity, values: Mapping[str, str]
+) -> list[tuple[str, str]]:
+    """000's Start from list: the finished full runs of the form's project that have an adapter and trained its
+    model on the revision this run will pin (the Model revision typed, else the project's, else main)."""
+    projects = read_models.projects(identity.organization_id)
+    project = next((p for p in projects if str(p.id) == values.get("project")), projects[0] if projects else None)
+    if project is None:
+        return []
+    wanted = revision_to_pin(str(values.get("model_revision") or "").strip() or None, project.revision)
+    choices = []
+    for run in read_models.runs(identity.organization_id, project.id):
+        if run.state not in FINISHED_WITH_ADAPTER or run.kind != "full":
+            continue
+        detail = read_models.run(identity.organization_id, run.id)  # the model and the revision it trained
+        if (
+            detail is not None
+            and detail.adapter is not None
+            and detail.model == project.model
+            and saved_revision(detail.settings, project.revision) == wanted
+        ):
+            choices.append((str(run.id), run.name or str(run.id)[:8]))
+    return choices
 
 
-__all__ = ["as_text", "configure_context", "form_from_submission", "summary_context"]
+__all__ = ["as_text", "configure_context", "form_from_submission", "start_from_choices", "summary_context"]

@@ -89,6 +89,15 @@ FIELDS: list[FieldSpec] = [
         hint="A trial's own limit: one round on up to 8 prompts, then the GPU is released.",
     ),
     FieldSpec(
+        "model_revision",
+        "Model revision",
+        "text",
+        None,
+        section="Run",
+        optional=True,
+        hint="A commit, tag or branch of the model; empty pins the project's revision, or main.",
+    ),
+    FieldSpec(
         "start_run",
         "Start from",
         "text",
@@ -192,7 +201,8 @@ ADVANCED_FIELDS = (
     "quantization",
     "seed",
 )
-TRAINING_FIELDS = ("time_limit_hours", "price_limit_per_hour", "trial_minutes")
+TRAINING_FIELDS = ("time_limit_hours", "price_limit_per_hour", "trial_minutes", "model_revision")
+DEFAULT_REVISION = "main"  # what a hub id resolves to when no revision is pinned
 
 KIND_MESSAGE = "Run must be Full training or Training trial · a small sample."
 OBJECTIVE_MESSAGE = objectives.OBJECTIVE_MESSAGE
@@ -233,6 +243,7 @@ class RunDraft:
     time_limit_hours: float = 2.0
     price_limit_per_hour: float | None = None
     trial_minutes: int = 20
+    model_revision: str | None = None  # None until saved: saving pins the project's revision, or main
     epochs: int = 3  # SFT and DPO (domain/runs/objectives.py)
     batch_size: int = 8
     beta: float = 0.1
@@ -283,7 +294,8 @@ class RunDraft:
     def from_saved(cls, data: Mapping[str, Any]) -> RunDraft:
         """Reads back what `to_api` wrote (events hold that dict); no checks, they ran when it was saved."""
         training = data["training"]
-        values: dict[str, Any] = {name: training[name] for name in TRAINING_FIELDS}
+        # a run saved before runs had a Model revision has none: see saved_revision
+        values: dict[str, Any] = {name: training[name] for name in TRAINING_FIELDS if name in training}
         values.update(training["rl"])
         values.update(training["advanced"])
         values.update(training.get(training.get("objective", objectives.RL)) or {})
@@ -296,6 +308,17 @@ class RunDraft:
             provider=training.get("provider", "local"),
             **values,
         )
+
+
+def revision_to_pin(chosen: str | None, project_revision: str | None) -> str:
+    """The revision a run pins: the one typed, else the project's, else main."""
+    return chosen or project_revision or DEFAULT_REVISION
+
+
+def saved_revision(settings: Mapping[str, Any], project_revision: str | None) -> str:
+    """The revision a saved run (its settings, as `to_api` wrote them) trained or will train. A run saved before
+    runs had a Model revision pinned its project's, or main."""
+    return revision_to_pin(settings["training"].get("model_revision"), project_revision)
 
 
 def trial_confirmation(draft: RunDraft) -> str:

@@ -37,8 +37,8 @@ def test_the_configure_form_shows_every_setting_with_its_default_and_locked_fiel
         if spec.name != "reward":
             assert f'name="{spec.name}"' in html, spec.name
             assert spec.label in html
-    assert re.search(r'name="rounds" value="20"', html)
-    # the Demo project's own numbers for the tiny model (the product's 5e-6 is for real models)
+    # the Demo project's own numbers for the tiny model (the product's 20 rounds and 5e-6 are for real models)
+    assert re.search(r'name="rounds" value="40"', html)
     assert re.search(r'name="learning_rate" value="0.0005"', html)
     assert re.search(r'name="max_answer_tokens" value="16"', html)
     for section in ("Training objective", "Run", "Reinforcement learning", "Reward", "Advanced settings"):

@@ -15,7 +15,7 @@ from domain.runs.settings import (
 )
 
 RL = {"rounds", "prompts_per_round", "answers_per_prompt", "max_answer_tokens", "start_run", "reward"}
-TRAINING = {"time_limit_hours", "price_limit_per_hour", "trial_minutes"}
+TRAINING = {"time_limit_hours", "price_limit_per_hour", "trial_minutes", "model_revision"}
 
 BOUNDS_MESSAGES = {
     "rounds": "Rounds must be a whole number from 1 to 1,000.",
