@@ -1,4 +1,7 @@
-"""`python -m trainer run SPEC.json`, `python -m trainer evaluate SPEC.json` and `python -m trainer tiny-model build --out DIR --seed N`.
+"""The trainer's command line.
+
+`python -m trainer run SPEC.json`, `python -m trainer evaluate SPEC.json` and
+`python -m trainer tiny-model build --out DIR --seed N`.
 
 stdout carries progress records only (one JSON line each); logs go to stderr.
 """
