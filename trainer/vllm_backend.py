@@ -15,6 +15,7 @@ import os
 import random
 import shutil
 import tempfile
+import weakref
 from pathlib import Path
 
 from trainer.sampling import SampledAnswer, SamplingInterrupted, SamplingOutOfMemory, is_out_of_memory, split_answer
@@ -48,6 +49,9 @@ def vllm_engine_options(spec: RunSpec, policy, on_gpu: bool) -> dict:
     else:
         # on the CPU build gpu_memory_utilization would reserve that share of the machine's memory
         options["dtype"] = "float32"
+        # a prompt prefilled in chunks rewinds its seeded generator, which a CPU generator cannot (vLLM 0.32:
+        # "CPU Generator does not use offset", once a call's prompts outgrow one step's token budget)
+        options["enable_chunked_prefill"] = False
         if not os.environ.get("VLLM_CPU_KVCACHE_SPACE"):
             options["kv_cache_memory_bytes"] = CPU_KV_CACHE_BYTES
     return options
@@ -64,6 +68,7 @@ class VllmBackend:
         self.end_ids = policy.end_ids
         self.seeds = random.Random(spec.seed)  # one seed per prompt per call: reproducible, never repeated
         self.adapter_root = Path(tempfile.mkdtemp(prefix="verity-vllm-lora-"))
+        weakref.finalize(self, shutil.rmtree, self.adapter_root, True)  # the last adapter's copy, at the latest on exit
         self.version = 0
         self.adapter_changed()
 
