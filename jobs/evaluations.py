@@ -31,7 +31,8 @@ from domain.evaluations.benchmarks import math_pairs_held_out_rows
 from domain.evaluations.evaluation import CANCELLED, QUEUED, Evaluation
 from jobs.config import DEFAULT_PROVIDER
 from jobs.context import JobContext
-from jobs.specs import SpecUnbuildable, _project_revision, _reward_spec, storage_of
+from jobs.run_storage import RunStorage, StorageUnreadable, run_storage
+from jobs.specs import SpecUnbuildable, _project_revision, _reward_spec, run_revision
 from trainer.evaluate import EvaluationSpec
 from trainer.spec import ModelRef, Row, StartAdapter
 from verity.storage import open_storage as open_file_storage
@@ -54,15 +55,28 @@ def test_rows(ctx: JobContext, evaluation: Evaluation) -> list[dict]:
     return rows
 
 
-def build_evaluation_spec(ctx: JobContext, evaluation: Evaluation) -> EvaluationSpec:
+def model_revision(ctx: JobContext, evaluation: Evaluation) -> str | None:
+    """An adapter is scored on the revision its run trained on (an adapter on another revision's weights would
+    score something no one trained); the base model on the project's."""
+    if evaluation.adapter_run is not None:
+        try:
+            return run_revision(ctx.verity, ctx.verity.get_run(evaluation.org_id, evaluation.adapter_run))
+        except NotFound:
+            pass  # the run is gone: the project's revision is the best guess left
+    return _project_revision(ctx.verity, evaluation)  # type: ignore[arg-type]
+
+
+def build_evaluation_spec(ctx: JobContext, evaluation: Evaluation, storage: RunStorage | None = None) -> EvaluationSpec:
+    """`storage`: the organization's (where its runs' adapters are); the server's default when None."""
     reward = {**evaluation.scoring, "metric": evaluation.main_metric}
     adapter = evaluation.adapter
+    storage = storage or run_storage(ctx.settings, ctx.verity, evaluation.org_id)
     return EvaluationSpec(
         evaluation_id=str(evaluation.id),
-        model=ModelRef(path_or_id=evaluation.model, revision=_project_revision(ctx.verity, evaluation)),  # type: ignore[arg-type]
+        model=ModelRef(path_or_id=evaluation.model, revision=model_revision(ctx, evaluation)),
         rows=[Row(prompt=list(r["prompt"]), reference=r["reference"]) for r in test_rows(ctx, evaluation)],
         reward=_reward_spec(ctx.verity, evaluation.org_id, reward),
-        storage=storage_of(ctx.settings),
+        storage=storage.storage,
         adapter=StartAdapter(adapter["location"], adapter["sha256"], int(adapter["size_bytes"])) if adapter else None,
         max_answer_tokens=evaluation.max_answer_tokens,
     )
@@ -92,24 +106,26 @@ def run_evaluation(ctx: JobContext, evaluation_id: UUID) -> None:
     if evaluation.state != QUEUED or not _apply(lambda: verity.record_evaluation_started(evaluation_id, EVALUATOR)):
         return
     try:
-        spec = build_evaluation_spec(ctx, evaluation)
-    except (SpecUnbuildable, NotFound, OSError) as problem:
+        storage = run_storage(ctx.settings, verity, evaluation.org_id)
+        spec = build_evaluation_spec(ctx, evaluation, storage)
+    except (SpecUnbuildable, StorageUnreadable, NotFound, OSError) as problem:
         message = (
             str(problem)
-            if isinstance(problem, SpecUnbuildable)
+            if isinstance(problem, (SpecUnbuildable, StorageUnreadable))
             else f"The test examples could not be read ({type(problem).__name__})."
         )
         _apply(lambda: verity.record_evaluation_failed(evaluation_id, message, EVALUATOR))
         return
-    ended = _supervise(ctx, spec)
+    ended = _supervise(ctx, spec, storage)
     if not ended:
         _apply(lambda: verity.record_evaluation_failed(
             evaluation_id, "The evaluator process stopped before the evaluation ended; its last lines are in the "
             "worker's log.", EVALUATOR))
 
 
-def _supervise(ctx: JobContext, spec: EvaluationSpec) -> bool:
-    """Runs the evaluator; records its lines; stops it on a cancel. True when it said how the evaluation ended."""
+def _supervise(ctx: JobContext, spec: EvaluationSpec, storage: RunStorage) -> bool:
+    """Runs the evaluator; records its lines; stops it on a cancel. True when it said how the evaluation ended.
+    The storage's credentials reach the child only through its environment, as a run's do (jobs/run_storage.py)."""
     evaluation_id = UUID(spec.evaluation_id)
     verity = ctx.verity
     ended = False
@@ -119,7 +135,7 @@ def _supervise(ctx: JobContext, spec: EvaluationSpec) -> bool:
         child = subprocess.Popen(
             [sys.executable, "-m", "trainer", "evaluate", str(spec_path)],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
-            start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            start_new_session=True, env=storage.child_environment({**os.environ, "PYTHONUNBUFFERED": "1"}),
         )
         threading.Thread(target=_forward_stderr, args=(child, spec.evaluation_id), daemon=True).start()
         watcher = threading.Thread(target=_stop_on_cancel, args=(ctx, evaluation_id, child), daemon=True)
