@@ -44,6 +44,13 @@ def _source_label(source: dict[str, Any]) -> str:
     return f"{source.get('label', 'Dataset version')} · test examples"
 
 
+def source_key(source: dict[str, Any]) -> str:
+    """"dataset_version:<id>" or "benchmark:<name>": what a run's Baseline must have tested."""
+    if source["kind"] == "benchmark":
+        return f"benchmark:{source['name']}"
+    return f"dataset_version:{source.get('id')}"
+
+
 class Evaluations(_Projection):
     name = "evaluations"
 
@@ -62,7 +69,8 @@ class Evaluations(_Projection):
         tx.upsert("evaluations", {
             "id": str(e.aggregate_id), "org_id": str(d["org_id"]), "project_id": str(d["project_id"]),
             "name": d["name"], "model": d["model"], "source_label": _source_label(d["source"]),
-            "scoring_json": json.dumps(d["scoring"]), "main_metric": d["main_metric"],
+            "source_key": source_key(d["source"]), "scoring_json": json.dumps(d["scoring"]),
+            "main_metric": d["main_metric"],
             "metric_label": main_metric_label(d["scoring"], d["main_metric"]),
             "adapter_run": _str(d.get("adapter_run")), "baseline_id": _str(d.get("baseline_id")), "state": "queued",
             "score": None, "breakdown_json": None, "failure": None, "created_at": e.time, "updated_at": e.time,
@@ -297,10 +305,17 @@ def loop_rounds(tables: Tables, loop_id: UUID) -> list[dict[str, Any]]:
     return rows
 
 
-def completed_baselines(tables: Tables, org_id: UUID) -> list[tuple[str, str]]:
+def completed_baselines(
+    tables: Tables, org_id: UUID, dataset_version: str | None = None
+) -> list[tuple[str, str]]:
     """(evaluation id, "Baseline · gsm8k-mini v3 · test examples · 41%") for each completed evaluation of the base
-    model, newest first: what a full run's Baseline select offers."""
-    rows = tables.select("evaluations", {"org_id": str(org_id), "state": "completed"}, order=[("created_at", True)])
+    model of the run's dataset version, newest first: what a full run's Baseline select offers. With no version
+    (the built-in Math Pairs task), the Math Pairs held-out baselines."""
+    wanted = f"dataset_version:{dataset_version}" if dataset_version else "benchmark:math_pairs_held_out"
+    rows = tables.select(
+        "evaluations", {"org_id": str(org_id), "state": "completed", "source_key": wanted},
+        order=[("created_at", True)],
+    )
     return [
         (row["id"], f"{row['name']} · {row['source_label']} · {row['metric_label']} · {row['score'] * 100:.0f}%")
         for row in rows

@@ -66,7 +66,7 @@ def configure_context(
         "projects": projects,
         "start_from": start_from_choices(read_models, identity, form.values),
         "dataset_versions": dataset_version_choices(read_models, identity.organization_id),
-        "baselines": completed_baselines(read_models.tables, identity.organization_id),
+        "baselines": baseline_choices(read_models, identity, form.values),
         "taken_from_baseline": TAKEN_FROM_BASELINE,
         "summary": training_summary(form, projects),
         "identity": identity,
@@ -98,8 +98,18 @@ def summary_context(
         "summary": training_summary(form, projects),
         "redraw_reward": redraw_reward,
         "start_from": start_from_choices(read_models, identity, values),
+        "baselines": baseline_choices(read_models, identity, values),
+        "taken_from_baseline": TAKEN_FROM_BASELINE,
         "identity": identity,
     }
+
+
+def baseline_choices(
+    read_models: ReadModels, identity: Identity, values: Mapping[str, str]
+) -> list[tuple[str, str]]:
+    """The Baseline select: the completed baselines of the form's Dataset version (none: Math Pairs held-out)."""
+    version = str(values.get("dataset_version") or "").strip() or None
+    return completed_baselines(read_models.tables, identity.organization_id, version)
 
 
 def training_summary(form: RunForm, projects: list[Any]) -> TrainingSummary:
@@ -198,4 +208,11 @@ def start_from_choices(
     return choices
 
 
-__all__ = ["as_text", "configure_context", "form_from_submission", "start_from_choices", "summary_context"]
+__all__ = [
+    "as_text",
+    "baseline_choices",
+    "configure_context",
+    "form_from_submission",
+    "start_from_choices",
+    "summary_context",
+]

@@ -109,7 +109,8 @@ class RunsPageController(Controller):
     ) -> Template:
         """The Training Summary sidebar for the form as it stands, each field's message swapped in place."""
         submitted = form_from_submission(data)
-        redraw_reward = bool(request.htmx) and request.htmx.trigger_name == "reward_preset"
+        # the Reward section changes with its kind of answer, and says when the reward is taken from the baseline
+        redraw_reward = bool(request.htmx) and request.htmx.trigger_name in ("reward_preset", "baseline")
         context = summary_context(read_models, identity, submitted, redraw_reward=redraw_reward)
         return HTMXTemplate(template_name="runs/parts/training_summary_swap.html", context=context)
 

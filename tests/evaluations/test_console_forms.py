@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
+from uuid import UUID, uuid4
 
 import pytest
 from litestar.testing import TestClient
@@ -97,3 +98,24 @@ def test_configure_offers_completed_baselines_and_the_reward_taken_from_one(cons
     console.read_models.wait_for(written.position, timeout=10)
     form = console.get("/runs/new").text
     assert "Baseline" in form and f'value="{baseline_id}"' in form and "Taken from the baseline" in form
+
+    # another version's baseline is not offered; changing the Dataset version redraws the select
+    on_a_version = console.post("/runs/summary", data={"project": str(console.project_id), "kind": "full",
+                                                       "dataset_version": str(uuid4())},
+                                headers={"HX-Request": "true"}).text
+    assert 'id="field-baseline" hx-swap-oob="true"' in on_a_version and str(baseline_id) not in on_a_version
+    assert 'id="field-start_run" hx-swap-oob="true"' in on_a_version  # Start from follows project and revision
+
+    # Save with that baseline and "Taken from the baseline": the run's reward is the baseline's
+    chosen = {"name": "from the baseline", "project": str(console.project_id), "kind": "full",
+              "baseline": str(baseline_id), "reward_preset": "", "rounds": "2"}
+    summary = console.post("/runs/summary", data=chosen,
+                           headers={"HX-Request": "true", "HX-Trigger-Name": "baseline"}).text.replace("&#39;", "'")
+    assert f'<option value="{baseline_id}" selected>' in summary
+    taken = "Taken from the baseline's scoring and main metric. Change a field to train toward another reward."
+    assert taken in summary
+    saved = console.post("/runs", data=chosen, follow_redirects=False)
+    assert saved.status_code == 303, saved.text
+    run = v.get_run(console.org_id, UUID(saved.headers["location"].rsplit("/", 1)[-1]))
+    assert run.settings["baseline"] == str(baseline_id)
+    assert run.settings["training"]["rl"]["reward"] == v.baseline_reward(console.org_id, baseline_id)
