@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
+from trainer.kv_cache import CACHE_FIELD
 from trainer.spec import LossType
 
 ADVANTAGE_EPSILON = 1e-4  # TRL's: keeps a group with a tiny spread from exploding
@@ -203,18 +204,6 @@ def build_shared_prompt_batch(
         answer_mask=answer_mask,
         answer_prompt=torch.tensor(list(answer_prompt), dtype=torch.long),
     )
-
-
-def _cache_field() -> str:
-    """The name transformers gives the KV cache, in model outputs and as the forward argument: `cache` since it
-    was renamed (5.24 has it), `past_key_values` before (5.19; vLLM pins transformers below 5.23, so a run that
-    samples with vLLM trains with the old name). An unknown argument would be dropped silently, so ask."""
-    from transformers.modeling_outputs import CausalLMOutputWithPast
-
-    return "cache" if "cache" in CausalLMOutputWithPast.__dataclass_fields__ else "past_key_values"
-
-
-CACHE_FIELD = _cache_field()
 
 
 def shared_prompt_logprobs_and_entropy(model, batch: SharedPromptBatch) -> tuple[torch.Tensor, torch.Tensor]:

@@ -11,6 +11,8 @@ from typing import Protocol
 
 import torch
 
+from trainer.kv_cache import CACHE_FIELD
+
 
 class SamplingOutOfMemory(RuntimeError):
     """The answers to sample did not fit in memory."""
@@ -116,7 +118,7 @@ class TransformersBackend:
         output = self.model(
             input_ids=input_ids, attention_mask=attention_mask, position_ids=positions, use_cache=True
         )
-        cache = output.cache
+        cache = output[CACHE_FIELD]
         copy_of = torch.arange(len(prompts), device=self.device).repeat_interleave(copies)  # [rows]
         if copies > 1:
             for layer in cache.layers:
@@ -151,10 +153,10 @@ class TransformersBackend:
                 input_ids=tokens.unsqueeze(1),
                 attention_mask=attention_mask,
                 position_ids=next_position.unsqueeze(1),
-                cache=cache,
+                **{CACHE_FIELD: cache},
                 use_cache=True,
             )
-            cache = output.cache
+            cache = output[CACHE_FIELD]
             logits = output.logits[:, -1, :]
             next_position = next_position + 1
         return generated
