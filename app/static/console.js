@@ -9,6 +9,12 @@
   }
   document.addEventListener("htmx:configRequest", function (event) {
     event.detail.headers["X-CSRFToken"] = csrfToken();
+    // A form that posts on "change" is the htmx element, so htmx names the form as the trigger; the server
+    // redraws parts by the field that changed (e.g. "Answers are" redraws the Reward section), so name it.
+    var changed = event.detail.triggeringEvent && event.detail.triggeringEvent.target;
+    if (changed && changed !== event.detail.elt && changed.name) {
+      event.detail.headers["HX-Trigger-Name"] = changed.name;
+    }
   });
   document.addEventListener("submit", function (event) {
     var form = event.target;

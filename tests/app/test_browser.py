@@ -67,5 +67,10 @@ def test_the_run_page_and_the_form_load_without_console_errors(served: Served) -
         page.click("text=Save training draft")  # the form still submits as a plain form
         page.wait_for_url(f"{served.url}/runs/*-*")
         assert page.locator("#run-status .badge").inner_text().strip() == "Draft"
+
+        # Choosing what answers are redraws the Reward section with that kind's own settings.
+        page.goto(f"{served.url}/runs/new")
+        page.select_option("#input-reward_preset", "classification")
+        page.wait_for_selector("#input-reward_labels")
         browser.close()
     assert problems == []
