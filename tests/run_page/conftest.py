@@ -18,13 +18,14 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO_ROOT / "artifacts"
 MATH_PAIRS = {"preset": "verifiable", "metric": "math_pairs", "synthetic_prompts": 16, "format_bonus": True}
-# A small run the tiny model trains in well under a minute on a shared CPU (the product's defaults are for GPUs).
+# A small run the tiny model trains in well under a minute on a shared CPU (the product's defaults are for GPUs);
+# enough rounds that a quiet machine is still training when the browser has opened the page and seen round 1.
 TINY_RUN = {
     "name": "math pairs on the tiny model",
     "training": {
         "time_limit_hours": 1,
         "rl": {
-            "rounds": 4,
+            "rounds": 30,
             "prompts_per_round": 8,
             "answers_per_prompt": 4,
             "max_answer_tokens": 16,

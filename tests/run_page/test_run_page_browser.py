@@ -71,10 +71,10 @@ def followed_run(served: Served, browser_page):
 
     # while it trains: round rows, the chart and the samples arrive by themselves
     page.wait_for_selector("#run-rounds tbody tr >> nth=1", timeout=120_000)  # round 0 and round 1
-    page.wait_for_selector("#run-reward .chart .main-svg", timeout=30_000)
-    page.wait_for_selector("#run-samples details.sample", timeout=30_000)
     state_while_training = page.locator("#run-status .badge").inner_text().strip()
     rows_while_training = page.locator("#run-rounds tbody tr").count()
+    page.wait_for_selector("#run-reward .chart .main-svg", timeout=30_000)
+    page.wait_for_selector("#run-samples details.sample", timeout=30_000)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "run-page-training.png"), full_page=True)
 
@@ -145,10 +145,13 @@ def test_every_tooltip_and_tag_renders(browser_page, followed_run) -> None:
     for tag in page.locator("#run-samples .tag").all():  # the tags the tiny model earned, if any
         assert tag.inner_text() in ("Cut off", "Metric failed") and tag.is_visible() is not None
     picker = page.locator("#run-samples select[name=round]")
-    with page.expect_response(lambda r: "/samples?round=1" in r.url):
-        picker.select_option("1")
+    offered = [int(value) for value in picker.locator("option").evaluate_all("options => options.map(o => o.value)")]
+    assert len(offered) == 10 and offered == sorted(offered, reverse=True)  # the latest ten, newest first
+    oldest = offered[-1]
+    with page.expect_response(lambda r: f"/samples?round={oldest}" in r.url):
+        picker.select_option(str(oldest))
     # the swap lands a moment after the response: wait for it rather than read at once
-    expect(page.locator("#run-samples .hint")).to_contain_text("The first three prompts of round 1.")
+    expect(page.locator("#run-samples .hint")).to_contain_text(f"The first three prompts of round {oldest}.")
 
 
 def test_the_adapter_and_the_history_download(browser_page, followed_run, tmp_path) -> None:
@@ -166,7 +169,8 @@ def test_the_adapter_and_the_history_download(browser_page, followed_run, tmp_pa
     with page.expect_download() as rounds_download:
         page.click("#run-actions a:has-text('rounds.csv')")
     lines = (rounds_download.value.path()).read_text().splitlines()
-    assert lines[0].startswith("round_number,") and len(lines) == 1 + 1 + 4
+    rounds_total = followed_run["run"]["rounds_total"]
+    assert lines[0].startswith("round_number,") and len(lines) == 1 + 1 + rounds_total  # heading, round 0, rounds
     with page.expect_download() as history_download:
         page.click("#run-actions a:has-text('history.json')")
     history = json.loads(history_download.value.path().read_text())
