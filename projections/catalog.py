@@ -7,30 +7,15 @@ so the event feed carries these events too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from domain.custom_metrics import CustomMetric
 from domain.datasets.dataset import Dataset
+from projections.base import Event, Projection
 from projections.tables import Tx
 
-if TYPE_CHECKING:
-    from projections.views import Event
 
-Handler = Callable[[Tx, "Event"], None]
-
-
-class CatalogProjection:
-    name: str = ""
-    handlers: dict[str, Handler]
-
-    def apply(self, tx: Tx, event: Event) -> None:
-        handler = self.handlers.get(event.type)
-        if handler is not None:
-            handler(tx, event)
-
-
-class CatalogDirectory(CatalogProjection):
+class CatalogDirectory(Projection):
     name = "catalog_directory"
 
     def __init__(self) -> None:
@@ -59,7 +44,7 @@ class CatalogDirectory(CatalogProjection):
         )
 
 
-class Datasets(CatalogProjection):
+class Datasets(Projection):
     name = "datasets"
 
     def __init__(self) -> None:
@@ -117,7 +102,7 @@ class Datasets(CatalogProjection):
         )
 
 
-class CustomMetrics(CatalogProjection):
+class CustomMetrics(Projection):
     name = "custom_metrics"
 
     def __init__(self) -> None:
@@ -169,6 +154,6 @@ class CustomMetrics(CatalogProjection):
         )
 
 
-def catalog_projections() -> list[CatalogProjection]:
+def catalog_projections() -> list[Projection]:
     """The directory part first: the feed, which comes after every projection, reads it."""
     return [CatalogDirectory(), Datasets(), CustomMetrics()]

@@ -6,8 +6,7 @@ Each evaluation and loop is filed under its organization in the shared directory
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from uuid import UUID
 
 from domain.evaluations.benchmarks import BENCHMARKS
@@ -15,22 +14,8 @@ from domain.evaluations.evaluation import STATUS_NAMES as EVALUATION_STATUS
 from domain.evaluations.scoring import main_metric_label
 from domain.loops.loop import STATUS_NAMES as LOOP_STATUS
 from domain.loops.rules import best_round
+from projections.base import Event, Projection
 from projections.tables import Tables, Tx
-
-if TYPE_CHECKING:
-    from projections.views import Event
-
-Handler = Callable[[Tx, "Event"], None]
-
-
-class _Projection:
-    name: str = ""
-    handlers: dict[str, Handler]
-
-    def apply(self, tx: Tx, event: Event) -> None:
-        handler = self.handlers.get(event.type)
-        if handler is not None:
-            handler(tx, event)
 
 
 def _file(tx: Tx, e: Event, kind: str) -> None:
@@ -51,7 +36,7 @@ def source_key(source: dict[str, Any]) -> str:
     return f"dataset_version:{source.get('id')}"
 
 
-class Evaluations(_Projection):
+class Evaluations(Projection):
     name = "evaluations"
 
     def __init__(self) -> None:
@@ -90,7 +75,7 @@ class Evaluations(_Projection):
             })
 
 
-class Loops(_Projection):
+class Loops(Projection):
     name = "loops"
 
     def __init__(self) -> None:
@@ -140,7 +125,7 @@ class Loops(_Projection):
         self._state(tx, e, state, **values)
 
 
-class LoopEvaluationLinks(_Projection):
+class LoopEvaluationLinks(Projection):
     """A round's evaluation id, from the loop's Benchmarking event."""
 
     name = "loop_evaluation_links"
@@ -153,7 +138,7 @@ class LoopEvaluationLinks(_Projection):
                   {"evaluation_id": str(e.data["evaluation_id"])})
 
 
-class Experiments(_Projection):
+class Experiments(Projection):
     name = "experiments"
 
     def __init__(self) -> None:

@@ -7,8 +7,6 @@ comes first in every page, so the others may read it (it tells which organizatio
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -16,25 +14,10 @@ from uuid import UUID
 from domain.runs import messages, objectives
 from domain.runs.reward import reward_label
 from domain.runs.run import status_line
+from projections.base import Event, Handler, Projection
 from projections.catalog import catalog_projections
 from projections.evaluations import evaluation_projections
 from projections.tables import Tx
-
-
-@dataclass(frozen=True)
-class Event:
-    """A decoded event of the log: its position, type ("Run.RoundScored"), aggregate, time and data."""
-
-    position: int
-    type: str
-    aggregate_id: UUID
-    version: int
-    time: str
-    data: dict[str, Any]
-
-    @property
-    def actor(self) -> dict[str, str]:
-        return self.data.get("actor") or {"kind": "system", "id": "unknown", "name": "Unknown"}
 
 
 def jsonable(value: Any) -> Any:
@@ -51,19 +34,6 @@ def jsonable(value: Any) -> Any:
 
 def _str(value: Any) -> str | None:
     return str(value) if value is not None else None
-
-
-Handler = Callable[[Tx, Event], None]
-
-
-class Projection:
-    name: str = ""
-    handlers: dict[str, Handler]
-
-    def apply(self, tx: Tx, event: Event) -> None:
-        handler = self.handlers.get(event.type)
-        if handler is not None:
-            handler(tx, event)
 
 
 class Directory(Projection):
