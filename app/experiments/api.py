@@ -13,6 +13,7 @@ from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
 from domain.application import Verity
 from domain.errors import SettingsInvalid
+from domain.evaluations.answer_length import MAX_ANSWER_TOKENS_DEFAULT
 
 
 def _uuid_or_none(data: dict[str, Any], field: str) -> UUID | None:
@@ -32,7 +33,8 @@ class ExperimentsApiController(Controller):
     @post("/", name="api:experiments:create", status_code=201, sync_to_thread=True)
     def create(self, request: Request, data: dict[str, Any], verity: Verity, own_writes: OwnWritesDep,
                identity: Identity) -> dict[str, Any]:
-        """Body: {project_id, name, source, scoring, main_metric, max_answer_tokens, baseline_id (reuse a completed
+        """Body: {project_id, name, source, scoring, main_metric, max_answer_tokens (the evaluations' longest answer;
+        refused under evaluation_max_answer_tokens), baseline_id (reuse a completed
         baseline: it fixes the evaluation settings), reused_run (reuse its adapter: trains nothing), reward (null:
         the evaluation's main metric), rl: {start_run, rounds, prompts_per_round, answers_per_prompt,
         max_answer_tokens}, advanced: {...}}."""
@@ -44,7 +46,8 @@ class ExperimentsApiController(Controller):
             role=identity.role, source=data.get("source"), scoring=data.get("scoring"),
             main_metric=data.get("main_metric"), baseline_id=_uuid_or_none(data, "baseline_id"),
             reward=data.get("reward"), rl=data.get("rl"), advanced=data.get("advanced"),
-            reused_run=_uuid_or_none(data, "reused_run"), max_answer_tokens=data.get("max_answer_tokens", 64),
+            reused_run=_uuid_or_none(data, "reused_run"),
+            max_answer_tokens=data.get("max_answer_tokens", MAX_ANSWER_TOKENS_DEFAULT),
         )
         own_writes.see(written.position)
         send_experiment_step(request, written.id)

@@ -14,12 +14,12 @@ from uuid import UUID
 
 from domain.actors import TRAINER, Actor
 from domain.errors import NotFound, SettingsInvalid
+from domain.evaluations.answer_length import ANSWER_LENGTH_MESSAGE, MAX_ANSWER_TOKENS_DEFAULT, is_answer_length
 from domain.evaluations.benchmarks import BENCHMARKS, HELD_OUT_DEFAULT_COUNT
 from domain.evaluations.evaluation import COMPLETED, Evaluation
 from domain.evaluations.scoring import checked_scoring, reward_from_baseline
 from domain.written import Written
 
-MAX_ANSWER_TOKENS_DEFAULT = 64
 NO_SUCH_BASELINE = "The baseline must be a completed evaluation of the base model in this organization."
 BASELINE_NOT_COMPLETED = "The baseline evaluation is {status}: a full run's reward comes from a completed baseline."
 BASELINE_OTHER_VERSION = "The baseline must be an evaluation of the run's dataset version."
@@ -81,10 +81,8 @@ class EvaluationCommands:
             errors.update(problem.errors)
         if scoring.get("custom_metric") if isinstance(scoring, dict) else False:
             errors.update(self.custom_reward_problems(org_id, scoring))  # type: ignore[attr-defined]
-        if isinstance(max_answer_tokens, bool) or not isinstance(max_answer_tokens, int) or not (
-            1 <= max_answer_tokens <= 16_384
-        ):
-            errors["max_answer_tokens"] = "Longest answer (tokens) must be a whole number from 1 to 16,384."
+        if not is_answer_length(max_answer_tokens):
+            errors["max_answer_tokens"] = ANSWER_LENGTH_MESSAGE
         adapter = None
         if adapter_run is not None:
             try:

@@ -12,6 +12,7 @@ from uuid import UUID
 
 from domain.actors import Actor
 from domain.errors import SettingsInvalid
+from domain.evaluations.answer_length import ANSWER_LENGTH_MESSAGE, MAX_ANSWER_TOKENS_DEFAULT, is_answer_length
 from domain.evaluations.evaluation import COMPLETED as EVALUATION_COMPLETED
 from domain.evaluations.evaluation import LIVE as EVALUATION_LIVE
 from domain.evaluations.scoring import checked_scoring, main_metric_label, reward_from_baseline
@@ -60,7 +61,7 @@ class ExperimentCommands:
         rl: dict[str, Any] | None = None,
         advanced: dict[str, Any] | None = None,
         reused_run: UUID | None = None,
-        max_answer_tokens: int = 64,
+        max_answer_tokens: int = MAX_ANSWER_TOKENS_DEFAULT,
     ) -> Written:
         """An experiment, queued. A reused baseline fixes the evaluation settings, and so the default reward; a
         reused adapter (`reused_run`) trains nothing, so it needs no RL plan, whatever objective trained it."""
@@ -83,6 +84,9 @@ class ExperimentCommands:
                 scoring, main_metric = checked_scoring(scoring or {}, main_metric or "")
             except SettingsInvalid as problem:
                 errors.update(problem.errors)
+            # Checked now, not when the base model's evaluation is made: a bad length must change nothing.
+            if not is_answer_length(max_answer_tokens):
+                errors["evaluation_max_answer_tokens"] = ANSWER_LENGTH_MESSAGE
         if reused_run is not None:
             try:
                 self._start_from(org_id, project, str(reused_run))  # type: ignore[attr-defined]
