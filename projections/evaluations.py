@@ -291,16 +291,15 @@ def loop_rounds(tables: Tables, loop_id: UUID) -> list[dict[str, Any]]:
 
 
 def completed_baselines(
-    tables: Tables, org_id: UUID, dataset_version: str | None = None
+    tables: Tables, org_id: UUID, dataset_version: str | None = None, *, every_source: bool = False
 ) -> list[tuple[str, str]]:
     """(evaluation id, "Baseline · gsm8k-mini v3 · test examples · 41%") for each completed evaluation of the base
     model of the run's dataset version, newest first: what a full run's Baseline select offers. With no version
-    (the built-in Math Pairs task), the Math Pairs held-out baselines."""
+    (the built-in Math Pairs task), the Math Pairs held-out baselines; with `every_source`, those of any test
+    examples (an experiment that reuses a baseline takes its test examples too)."""
     wanted = f"dataset_version:{dataset_version}" if dataset_version else "benchmark:math_pairs_held_out"
-    rows = tables.select(
-        "evaluations", {"org_id": str(org_id), "state": "completed", "source_key": wanted},
-        order=[("created_at", True)],
-    )
+    where = {"org_id": str(org_id), "state": "completed"} | ({} if every_source else {"source_key": wanted})
+    rows = tables.select("evaluations", where, order=[("created_at", True)])
     return [
         (row["id"], f"{row['name']} · {row['source_label']} · {row['metric_label']} · {row['score'] * 100:.0f}%")
         for row in rows

@@ -49,7 +49,7 @@ def _page(read_models: Any, identity: Identity, values: dict[str, str], errors: 
     return Template("evaluations/new.html", context=context, status_code=status_code)
 
 
-def _source(value: str, count: str) -> dict[str, Any]:
+def source_of_form(value: str, count: str) -> dict[str, Any]:
     kind, _, name = value.partition(":")
     if kind == "benchmark":
         return {"kind": "benchmark", "name": name, "count": int(count) if count.isdigit() else count}
@@ -74,7 +74,7 @@ class NewEvaluationPageController(Controller):
         try:
             written = verity.create_evaluation(
                 identity.organization_id, UUID(data.get("project", "")), name=data.get("name", ""),
-                source=_source(data.get("source", ""), data.get("count", "64")), scoring={"preset": preset},
+                source=source_of_form(data.get("source", ""), data.get("count", "64")), scoring={"preset": preset},
                 main_metric=metric, actor=identity.actor,
                 max_answer_tokens=int(tokens) if tokens.isdigit() else tokens,  # type: ignore[arg-type]
             )

@@ -162,7 +162,7 @@ def _launch_note(form: RunForm) -> str:
 
 def _reward_label(form: RunForm) -> str:
     try:
-        return RewardConfig.from_dict(_reward_of(form.values)).label
+        return RewardConfig.from_dict(reward_of_form(form.values)).label
     except (RewardConfigInvalid, SettingsInvalid):
         return ""
 
@@ -170,7 +170,7 @@ def _reward_label(form: RunForm) -> str:
 def _reward_problem(values: Mapping[str, str]) -> str:
     """The reward's own message, checked as saving would check it (the form parser leaves that to saving)."""
     try:
-        RewardConfig.from_dict(_reward_of(values))
+        RewardConfig.from_dict(reward_of_form(values))
     except RewardConfigInvalid as problem:
         return problem.message
     except SettingsInvalid:
@@ -178,7 +178,8 @@ def _reward_problem(values: Mapping[str, str]) -> str:
     return ""
 
 
-def _reward_of(values: Mapping[str, str]) -> dict[str, Any]:
+def reward_of_form(values: Mapping[str, str]) -> dict[str, Any]:
+    """The reward the form's reward_<key> fields name ({} for none), unchecked: saving checks it."""
     draft = run_body_from_form({k: v for k, v in values.items() if k.startswith("reward_")})
     return draft.reward or {}
 
@@ -213,6 +214,7 @@ __all__ = [
     "baseline_choices",
     "configure_context",
     "form_from_submission",
+    "reward_of_form",
     "start_from_choices",
     "summary_context",
 ]
