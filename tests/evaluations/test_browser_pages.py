@@ -1,6 +1,6 @@
 """Headless Chromium against a real `verity serve` (one for the module): the New evaluation form and an
-evaluation's page, the Start an automated loop form and a loop's page, an experiment's page; each loads with no
-console errors."""
+evaluation's page, the Start an automated loop form and a loop's page, the New experiment form (choosing another
+reward and going back to the main metric) and an experiment's page; each loads with no console errors."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import pytest
 
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"  # git-ignored; kept by CI
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]
@@ -134,4 +136,37 @@ def test_an_experiment_page_shows_its_reward(served: Served, browser_page) -> No
     assert "Reward: the evaluation's main metric (Math Pairs" in page.locator("[data-reward]").inner_text()
     page.goto(f"{served.url}/experiments")
     assert "RL in the browser" in page.locator("table").inner_text()
+    assert page.problems == []  # type: ignore[attr-defined]
+
+
+def test_the_new_experiment_form_chooses_another_reward_and_goes_back(served: Served, browser_page) -> None:
+    page = browser_page
+    page.goto(f"{served.url}/experiments")
+    page.click("text=New experiment")
+    page.wait_for_url(f"{served.url}/experiments/new")
+    reward = page.locator("[data-reward]")
+    assert reward.inner_text().startswith("Reward: the evaluation's main metric (Math Pairs")
+    page.click("text=Choose another reward")  # htmx redraws the Compute step with the reward's own fields
+    page.wait_for_selector("#input-reward_metric")
+    assert page.is_visible("text=Use the evaluation's main metric")
+    page.select_option("#input-reward_metric", "gsm8k")  # a change redraws the step and its reward line
+    page.wait_for_selector("[data-reward]:has-text('GSM8K')")  # the page's CSP forbids evaluated JavaScript
+    assert reward.inner_text() == "Reward: GSM8K accuracy · Verifiable"
+    page.click("text=Use the evaluation's main metric")
+    page.wait_for_selector("#input-reward_metric", state="detached")
+    assert reward.inner_text().startswith("Reward: the evaluation's main metric (Math Pairs")
+    page.click("text=Choose another reward")
+    page.wait_for_selector("#input-reward_metric")
+    page.uncheck("#input-reward_format_bonus")
+    page.fill("#input-name", "Experiment from the form")
+    page.fill("#input-count", "8")
+    page.fill("#input-rounds", "1")
+    page.wait_for_load_state("networkidle")  # the Benchmark problems change must not redraw Rounds back to 40
+    assert page.input_value("#input-rounds") == "1"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "new-experiment.png"), full_page=True)
+    page.click("text=Start experiment")
+    page.wait_for_url(f"{served.url}/experiments/*-*")
+    assert page.locator("[data-reward]").inner_text() == "Reward: Math Pairs · Verifiable"
+    assert "Experiment from the form" in page.locator("h1").inner_text()
     assert page.problems == []  # type: ignore[attr-defined]

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Iterator
 from typing import Any
 from uuid import UUID, uuid4
@@ -119,3 +121,186 @@ def test_configure_offers_completed_baselines_and_the_reward_taken_from_one(cons
     run = v.get_run(console.org_id, UUID(saved.headers["location"].rsplit("/", 1)[-1]))
     assert run.settings["baseline"] == str(baseline_id)
     assert run.settings["training"]["rl"]["reward"] == v.baseline_reward(console.org_id, baseline_id)
+
+
+# --- New experiment ------------------------------------------------------------------------------------------------
+def _form_values(html: str) -> dict[str, str]:
+    """What a browser would submit from the page as drawn: every input's value and every select's choice."""
+    values = dict(re.findall(r'<input[^>]*\bname="(\w+)"[^>]*\bvalue="([^"]*)"', html))
+    for name, options in re.findall(r'<select[^>]*\bname="(\w+)"[^>]*>(.*?)</select>', html, re.S):
+        chosen = re.findall(r'<option value="([^"]*)"\s*selected', options) or re.findall(r'value="([^"]*)"', options)
+        values[name] = chosen[0] if chosen else ""
+    for name in re.findall(r'<input type="checkbox"[^>]*\bname="(\w+)"(?![^>]*checked)', html):
+        values.pop(name, None)  # a browser leaves an unchecked box out
+    values.pop("_csrf_token", None)
+    values.pop("compute_action", None)  # a button's value is sent only when it is clicked
+    return values
+
+
+def _compute(console, values: dict[str, str], **changes: str) -> str:
+    answer = console.post("/experiments/new/compute", data={**values, **changes}, headers={"HX-Request": "true"})
+    assert answer.status_code == 200, answer.text
+    return html.unescape(answer.text)
+
+
+def _experiments(console) -> int:
+    return len(console.get("/experiments").text.split("/experiments/")) - 1
+
+
+def test_new_experiment_form_starts_one_rewarded_by_the_evaluations_main_metric(console):
+    page = console.get("/experiments/new")
+    assert page.status_code == 200
+    text = html.unescape(page.text)
+    for words in ("Setup", "Compute", "RL · reinforcement learning (GRPO)", "Reuse an adapter · trains nothing",
+                  "Reward: the evaluation's main metric (Math Pairs", "Choose another reward", "Advanced settings"):
+        assert words in text, words
+    # 000: Start from, Rounds, Prompts per round, Answers per prompt, Longest sampled answer: the first five
+    compute = text[text.index('id="compute-step"'):]
+    labels = re.findall(r'<label for="input-(\w+)"', compute)
+    assert labels[:5] == ["start_run", "rounds", "prompts_per_round", "answers_per_prompt", "max_answer_tokens"]
+    assert "learning_rate" in labels
+    values = _form_values(page.text)
+    assert values["rounds"] == "40" and values["max_answer_tokens"] == "16"  # the Demo project's own numbers
+    values.update(name="Main metric in the form", rounds="1", prompts_per_round="8", answers_per_prompt="4")
+    created = console.post("/experiments/new", data=values, follow_redirects=False)
+    assert created.status_code == 303, created.text
+    experiment_id = UUID(created.headers["location"].rsplit("/", 1)[-1])
+    experiment = console.verity.get_experiment(console.org_id, experiment_id)
+    assert experiment.reward_is_main_metric and experiment.reward["metric"] == "math_pairs" and experiment.trains
+    assert experiment.run_settings["training"]["rl"]["rounds"] == 1
+    assert experiment.source == {"kind": "benchmark", "name": "math_pairs_held_out", "count": 64}
+    shown = html.unescape(console.get(f"/experiments/{experiment_id}").text)
+    assert "Reward: the evaluation's main metric (Math Pairs" in shown and "Queued" in shown
+
+
+def test_choose_another_reward_then_go_back_to_the_main_metric(console):
+    values = _form_values(console.get("/experiments/new").text)
+    chosen = _compute(console, values, compute_action="choose")
+    assert 'name="reward_preset"' in chosen and "Use the evaluation's main metric" in chosen
+    assert "Choose another reward" not in chosen and 'name="chosen_reward" value="other"' in chosen
+    # it starts from the main metric's kind of answers: Verifiable, Math Pairs
+    assert re.search(r'<option value="verifiable"\s*selected>', chosen)
+    assert "Reward: Math Pairs" in chosen
+    back = _compute(console, {**values, **_form_values(chosen)}, compute_action="main")
+    assert "Reward: the evaluation's main metric (Math Pairs" in back and 'name="reward_preset"' not in back
+
+    # without the format bonus, the experiment trains toward that reward, not the main metric
+    other = {**values, **_form_values(chosen), "name": "Another reward", "rounds": "1"}
+    other.pop("reward_format_bonus")
+    created = console.post("/experiments/new", data=other, follow_redirects=False)
+    assert created.status_code == 303, created.text
+    experiment = console.verity.get_experiment(console.org_id, UUID(created.headers["location"].rsplit("/", 1)[-1]))
+    assert not experiment.reward_is_main_metric and experiment.reward["format_bonus"] is False
+    shown = html.unescape(console.get(created.headers["location"]).text)
+    assert "Reward: Math Pairs" in shown and "the evaluation's main metric" not in shown
+
+
+def test_a_change_the_compute_step_does_not_depend_on_leaves_it_as_typed(console):
+    values = _form_values(console.get("/experiments/new").text)
+    for quiet in ("name", "count", "rounds", "learning_rate"):  # htmx keeps the step: nothing to redraw
+        kept = console.post("/experiments/new/compute", data=values,
+                            headers={"HX-Request": "true", "HX-Trigger-Name": quiet})
+        assert kept.status_code == 204 and kept.content == b"", quiet
+    # the main metric does change it: an LLM judge cannot be a reward
+    redrawn = console.post("/experiments/new/compute", data={**values, "metric": "qa:llm_judge"},
+                           headers={"HX-Request": "true", "HX-Trigger-Name": "metric"})
+    assert redrawn.status_code == 200 and "data-asks-for-reward" in redrawn.text
+
+
+def test_an_llm_judge_main_metric_makes_the_compute_step_ask_for_a_reward(console):
+    values = {**_form_values(console.get("/experiments/new").text), "metric": "qa:llm_judge"}
+    step = _compute(console, values)
+    assert "The main metric, LLM judge · Q&A, can't be an RL reward." in step
+    assert 'name="reward_preset"' in step and "Use the evaluation's main metric" not in step
+    step = _compute(console, {**values, **_form_values(step), "reward_preset": "qa"})
+    asked = {**values, **_form_values(step), "reward_metric": "token_f1", "name": "Judged, trained on F1"}
+    created = console.post("/experiments/new", data=asked, follow_redirects=False)
+    assert created.status_code == 303, created.text
+    experiment = console.verity.get_experiment(console.org_id, UUID(created.headers["location"].rsplit("/", 1)[-1]))
+    assert experiment.main_metric == "llm_judge" and experiment.reward["metric"] == "token_f1"
+
+
+def test_a_refused_experiment_names_the_field_and_creates_nothing(console):
+    values = _form_values(console.get("/experiments/new").text)
+    before = _experiments(console)
+    for changes, message in (
+        ({"rounds": "0"}, "Rounds must be"),
+        ({"evaluation_max_answer_tokens": "0"}, "Longest answer (tokens) must be a whole number from 1 to 16,384."),
+        ({"name": " "}, "Name the experiment."),
+        ({"count": "many"}, "A benchmark's problem count must be from 1 to 1,000."),
+        ({"objective": "reuse", "reused_run": ""}, "Choose the finished run whose adapter the experiment reuses."),
+    ):
+        refused = console.post("/experiments/new", data={**values, **changes})
+        assert refused.status_code == 400, (changes, refused.status_code)
+        text = html.unescape(refused.text)
+        assert message in text, (changes, text[text.find("field-error"):][:400])
+        assert 'class="field invalid"' in text  # the message stands under its field
+    assert _experiments(console) == before
+
+
+def test_a_reused_baseline_fixes_the_evaluation_settings_and_the_default_reward(console):
+    v = console.verity
+    baseline_id = v.create_evaluation(
+        console.org_id, console.project_id, name="Base without the bonus",
+        source={"kind": "benchmark", "name": "math_pairs_held_out", "count": 8},
+        scoring={"preset": "verifiable", "format_bonus": False}, main_metric="math_pairs", actor=OWNER,
+        max_answer_tokens=12).id
+    v.record_evaluation_started(baseline_id)
+    console.read_models.wait_for(v.record_evaluation_completed(baseline_id, 0.3, {"score": 0.3}, []).position,
+                                 timeout=10)
+    page = console.get("/experiments/new").text
+    assert f'<option value="{baseline_id}"' in page
+    values = {**_form_values(page), "baseline": str(baseline_id), "metric": "qa:llm_judge", "count": "3"}
+    step = _compute(console, values)
+    assert "The reused baseline fixes the evaluation settings" in step
+    assert "Reward: the evaluation's main metric (Math Pairs" in step  # the baseline's, not the form's judge
+    created = console.post("/experiments/new", data={**values, "name": "On the baseline"}, follow_redirects=False)
+    assert created.status_code == 303, created.text
+    experiment = v.get_experiment(console.org_id, UUID(created.headers["location"].rsplit("/", 1)[-1]))
+    assert experiment.baseline_id == baseline_id and experiment.max_answer_tokens == 12
+    assert experiment.reward["format_bonus"] is False and experiment.source["count"] == 8
+
+
+def test_on_the_free_plan_rl_is_refused_and_reusing_an_adapter_is_not(console):
+    v = console.verity
+    run_id = _finished_run(console)
+    console.read_models.wait_for(v.set_plan(console.org_id, "free", OWNER).position, timeout=10)
+    try:
+        page = html.unescape(console.get("/experiments/new").text)
+        assert "RL · reinforcement learning (GRPO) (Pro)" in page and "RL training is on the Pro plan." in page
+        values = _form_values(page)
+        before = _experiments(console)
+        refused = console.post("/experiments/new", data=values)
+        assert refused.status_code == 403
+        assert "RL training is on the Pro plan. An owner can change the plan" in html.unescape(refused.text)
+        assert _experiments(console) == before
+        step = _compute(console, values, objective="reuse")
+        assert "Reward: none, the experiment reuses an adapter and trains nothing" in step
+        assert f'<option value="{run_id}"' in step and 'name="rounds"' not in step
+        created = console.post("/experiments/new", data={**values, "objective": "reuse", "reused_run": str(run_id),
+                                                         "name": "Reused"}, follow_redirects=False)
+        assert created.status_code == 303, created.text
+        experiment = v.get_experiment(console.org_id, UUID(created.headers["location"].rsplit("/", 1)[-1]))
+        assert not experiment.trains and experiment.reused_run == run_id and experiment.reward is None
+    finally:
+        console.read_models.wait_for(v.set_plan(console.org_id, "pro", OWNER).position, timeout=10)
+
+
+def _finished_run(console) -> UUID:
+    """A finished full run with an adapter, its progress recorded as the jobs would."""
+    from domain.runs.progress import RoundResult
+    from domain.runs.settings import run_body_from_api
+
+    v = console.verity
+    body = {"name": "finished", "training": {"rl": {"rounds": 1, "reward": {
+        "preset": "verifiable", "metric": "math_pairs", "format_bonus": True}}}}
+    run_id = v.save_run(console.org_id, console.project_id, run_body_from_api(body), OWNER).id
+    v.launch_run(console.org_id, run_id, OWNER, "owner")
+    v.record_preparing(run_id)
+    v.record_round_scored(run_id, RoundResult(0, 0.3, validation_seconds=1.0))
+    v.record_round_scored(run_id, RoundResult(1, 0.4, reward=0.4, signal=0.5, cut_off=0.0, updated=True, loss=0.01,
+                                              graded_answers=8))
+    v.record_saving_adapter(run_id)
+    console.read_models.wait_for(
+        v.record_adapter_ready(run_id, 1, f"runs/{run_id}/adapter", "ab" * 32, 1234).position, timeout=10)
+    return run_id
