@@ -5,15 +5,19 @@ answers read from records of their own shapes. A row is what the trainer samples
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Iterable, Mapping
 from typing import Any, TypedDict
 
+from domain.rewards.config import SYNTHETIC_PROMPTS_DEFAULT
 from domain.rewards.extract import gsm8k_reference_number
 from domain.rewards.math_pairs import math_pairs_problem
 from domain.rewards.references import boxed_ground_truth_problem
 
 VALIDATION_PROMPTS = 128  # the validation sample of a run is at most this many prompts (000)
+HELD_OUT_PROBLEMS = 1000  # the Math Pairs held-out benchmark: the most problems an evaluation may ask for
+HELD_OUT_SKIPS_SEED = 0  # the held-out problems were drawn around the default seed's own rows
 
 
 class Message(TypedDict):
@@ -43,22 +47,56 @@ def math_pairs_rows(
 ) -> tuple[list[Row], list[Row]]:
     """`count` training rows and `validation_count` validation rows, the same for the same seed.
 
-    Validation questions are drawn first and all differ; no training row asks a validation question. Training
-    rows may repeat a question once `count` nears the number of distinct problems (about 8,000).
+    Validation questions are drawn first and all differ; no training row asks a validation question, and no row
+    is a Math Pairs held-out benchmark problem, whatever the seed or the count. Training rows may repeat a
+    question once `count` nears the number of distinct problems (about 7,000 outside the benchmark).
     """
+    return _drawn_rows(seed, count, validation_count, _held_out_questions())
+
+
+def math_pairs_held_out() -> tuple[tuple[str, str], ...]:
+    """The Math Pairs held-out benchmark's problems, (question, reference), the same everywhere, in order."""
+    return _held_out_problems()
+
+
+def _drawn_rows(seed: int | str, count: int, validation_count: int,
+                skipped: frozenset[str]) -> tuple[list[Row], list[Row]]:
     if count < 1 or validation_count < 0:
         raise ValueError("math_pairs_rows needs at least one training row and no negative validation count.")
     rng = random.Random(f"math-pairs:{seed}")
     validation: dict[str, str] = {}
     while len(validation) < validation_count:
         question, answer = math_pairs_problem(rng)
-        validation.setdefault(question, answer)
+        if question not in skipped:
+            validation.setdefault(question, answer)
     training: list[Row] = []
     while len(training) < count:
         question, answer = math_pairs_problem(rng)
-        if question not in validation:
+        if question not in validation and question not in skipped:
             training.append(user_row(question, answer))
     return training, [user_row(question, answer) for question, answer in validation.items()]
+
+
+@functools.cache
+def _held_out_problems() -> tuple[tuple[str, str], ...]:
+    # Drawn from their own seed, skipping the default seed's own rows: the benchmark was first defined that way,
+    # and keeping it so keeps every baseline scored on it comparable. Every other draw then skips these.
+    training, validation = _drawn_rows(HELD_OUT_SKIPS_SEED, SYNTHETIC_PROMPTS_DEFAULT, VALIDATION_PROMPTS,
+                                       frozenset())
+    seen = {row["prompt"][0]["content"] for row in (*training, *validation)}
+    rng = random.Random("math-pairs:held-out")
+    problems: list[tuple[str, str]] = []
+    while len(problems) < HELD_OUT_PROBLEMS:
+        question, answer = math_pairs_problem(rng)
+        if question not in seen:
+            seen.add(question)
+            problems.append((question, answer))
+    return tuple(problems)
+
+
+@functools.cache
+def _held_out_questions() -> frozenset[str]:
+    return frozenset(question for question, _ in _held_out_problems())
 
 
 def gsm8k_rows(records: Iterable[Mapping[str, Any]]) -> list[Row]:

@@ -65,6 +65,25 @@ def test_math_pairs_validation_questions_differ_and_are_never_trained_on():
     assert not set(validation_questions) & {row["prompt"][0]["content"] for row in training}
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2, 41])
+def test_no_math_pairs_row_is_a_held_out_benchmark_problem_whatever_the_seed_or_count(seed):
+    # A training loop gives each round the next seed: its rounds must still never train on the benchmark.
+    from domain.evaluations.benchmarks import math_pairs_held_out_rows
+
+    held_out = {row["prompt"][0]["content"] for row in math_pairs_held_out_rows(1000)}
+    assert len(held_out) == 1000
+    training, validation = math_pairs_rows(seed=seed, count=4_000)
+    assert not held_out & {row["prompt"][0]["content"] for row in (*training, *validation)}
+
+
+def test_the_held_out_benchmark_has_a_thousand_problems():
+    from domain.evaluations.benchmarks import math_pairs_held_out_rows
+
+    assert math_pairs_held_out_rows(3) == math_pairs_held_out_rows(1000)[:3]
+    with pytest.raises(ValueError, match="1,000 problems"):
+        math_pairs_held_out_rows(1001)
+
+
 def test_math_pairs_rows_are_math_pairs_problems_in_the_trainers_shape():
     training, _ = math_pairs_rows(seed=1, count=50, validation_count=8)
     for row in training:
