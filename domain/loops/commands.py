@@ -21,6 +21,7 @@ from domain.runs.settings import RunDraft
 from domain.written import Written
 
 LOOPS = Actor("system", "loops", "Training loop")
+SEEDS = 2_147_483_648  # a run's Seed is a whole number below this (domain/runs/settings.py)
 
 
 @dataclass(frozen=True)
@@ -176,8 +177,11 @@ class LoopCommands:
         number = len(loop.rounds) + 1
         best = loop.best_round
         start_run = str(loop.rounds[best - 1]["run_id"]) if best is not None else None
-        draft = RunDraft.from_saved(loop.run_settings).with_values(
-            name=f"{loop.name} · round {number}", start_run=start_run
+        saved = RunDraft.from_saved(loop.run_settings)
+        # Each round takes the next seed, so it trains on prompts in a new order (and, on Math Pairs, on new
+        # problems, never the benchmark's) instead of repeating round 1's from the best adapter.
+        draft = saved.with_values(
+            name=f"{loop.name} · round {number}", start_run=start_run, seed=(saved.seed + number - 1) % SEEDS
         )
         project = self.get_project(loop.org_id, loop.project_id)  # type: ignore[attr-defined]
         settings = self._checked_settings(loop.org_id, project, draft)  # type: ignore[attr-defined]

@@ -164,7 +164,9 @@ def test_a_loop_of_three_rounds_reaches_a_target_just_above_its_first_round(site
     assert probe.status == "Rounds spent" and len(probe.rounds) == 1, probe.failure
     first_score = probe.scores[0]
 
-    target = first_score * 100 + 0.1  # just above round 1: only a later round that learns more reaches it
+    # Just above round 1: only a later round that learns more reaches it. Round 2 takes the next seed, so it trains
+    # on new Math Pairs problems from round 1's adapter (42.2% -> 46.9% on 64 problems when this was written).
+    target = first_score * 100 + 0.1
     loop = site.loop(_started(site, site.new_loop("to target", target, 3, max_rounds=3, **learning)))
     assert loop.status == "Target reached", (loop.status, loop.scores, target)
     assert loop.scores[0] == pytest.approx(first_score) and 2 <= len(loop.rounds) <= 3

@@ -77,7 +77,7 @@ def test_a_loop_trains_from_the_best_round_benchmarks_and_plateaus(world):
     from domain.runs.settings import run_body_from_api
 
     v = world.verity
-    draft = run_body_from_api({"name": "loop", "training": {"rl": {"rounds": 1}}})
+    draft = run_body_from_api({"name": "loop", "training": {"rl": {"rounds": 1}, "advanced": {"seed": 7}}})
     loop_id = v.create_loop(world.org_id, world.project_id, name="math-pairs to 90%", benchmark="math_pairs_held_out",
                             score_column="accuracy", target_percent=90, max_rounds=5, give_up_after=1,
                             reclaim_storage=True, draft=draft, actor=OWNER, role="owner").id
@@ -88,6 +88,7 @@ def test_a_loop_trains_from_the_best_round_benchmarks_and_plateaus(world):
         run = v.get_run(None, step.target_id)
         expected_start = None if number == 1 else str(v.get_loop(None, loop_id).rounds[0]["run_id"])
         assert run.settings["training"]["rl"]["start_run"] == expected_start
+        assert run.settings["training"]["advanced"]["seed"] == 7 + number - 1  # new prompts each round
         _finish(world, step.target_id)
         step = v.advance_loop(loop_id)
         assert step.action == "evaluate" and v.get_loop(None, loop_id).status == "Benchmarking"
