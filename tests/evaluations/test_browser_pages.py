@@ -141,7 +141,8 @@ def test_an_experiment_page_shows_its_reward(served: Served, browser_page) -> No
 
 def test_the_new_experiment_form_chooses_another_reward_and_goes_back(served: Served, browser_page) -> None:
     page = browser_page
-    page.goto(f"{served.url}/experiments")
+    page.goto(f"{served.url}/runs")
+    page.click("nav >> text=Experiments")  # the main navigation's Evaluate group
     page.click("text=New experiment")
     page.wait_for_url(f"{served.url}/experiments/new")
     reward = page.locator("[data-reward]")
