@@ -24,13 +24,15 @@ class Records(list):
     def types(self):
         return [r.type for r in self]
 
-ROUNDS = 6
+# The tiny model's greedy validation dips for the first few rounds at 5e-4 before it climbs past round 0
+# (0.422 -> 0.359 at round 3 -> 0.469 at round 7 when this was set): 8 rounds of 16 prompts see the climb.
+ROUNDS, PROMPTS_PER_ROUND = 8, 16
 
 
 @pytest.fixture(scope="module")
 def finished_run(run_spec, tmp_path_factory):
     storage = tmp_path_factory.mktemp("storage")
-    spec = run_spec(storage, rounds=ROUNDS)
+    spec = run_spec(storage, rounds=ROUNDS, prompts_per_round=PROMPTS_PER_ROUND)
     records = []
     succeeded = run(spec, emit=records.append)
     records = Records(records)
@@ -60,7 +62,7 @@ def test_every_round_records_what_the_log_line_and_the_rounds_table_need(finishe
     assert round_zero.reward is None and round_zero.seconds.validation > 0
     for record in rounds:
         assert 0 <= record.reward <= 1 and 0 <= record.signal <= 1 and 0 <= record.cut_off <= 1
-        assert record.metric_failures == 0 and record.graded_answers <= 64
+        assert record.metric_failures == 0 and record.graded_answers <= PROMPTS_PER_ROUND * 8
         assert record.updated and record.loss is not None and record.token_entropy > 0
         assert record.mean_answer_tokens >= 1 and record.peak_memory_bytes > 0
         assert min(record.seconds.sampling, record.seconds.update, record.seconds.validation) > 0
