@@ -5,19 +5,19 @@ BIN := $(VENV)/bin
 export VERITY_DATA_DIR ?= ./data
 PORT ?= 8000
 
-.PHONY: run test install install-test browser lint tiny-model
+.PHONY: run test install install-test browser lint tiny-model constraints
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
 # torch==2.13.0 resolves to the CPU build where one lies on disk (see README); vLLM comes with the `gpu` extra.
-$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e .
+$(VENV)/.installed-run: pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/pip install -q -c constraints.txt -e .
 	touch $@
 
-$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[test]'
+$(VENV)/.installed-test: pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/pip install -q -c constraints.txt -e '.[test]'
 	touch $@ $(VENV)/.installed-run
 
 install: $(VENV)/.installed-run
@@ -33,6 +33,12 @@ tiny-model: install
 run: install tiny-model
 	$(BIN)/verity migrate
 	$(BIN)/verity serve --port $(PORT)
+
+# After upgrading packages in .venv and a green `make test`: record the versions it passed with.
+constraints:
+	$(BIN)/pip freeze --exclude-editable | grep -v -i '^torch==' > constraints.body
+	(sed -n '/^#/p' constraints.txt; cat constraints.body) > constraints.txt.new && mv constraints.txt.new constraints.txt
+	rm constraints.body
 
 lint: install-test
 	$(BIN)/ruff check .
