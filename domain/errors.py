@@ -27,6 +27,10 @@ class ConcurrentChange(DomainError):
     """Someone else changed the same object at the same time; the slower writer loses."""
 
 
+class StorageUnavailable(DomainError):
+    """The storage could not take or give a file (a full disk, S3 out of reach); the command changed nothing."""
+
+
 class SettingsInvalid(DomainError):
     """Settings out of bounds. `errors` maps a field name to its message ("" for form-wide)."""
 

@@ -21,6 +21,10 @@ CHUNK_BYTES = 1024 * 1024
 MAX_LINE_BYTES = 1024 * 1024  # a line longer than this is refused by the parser: read no more of it
 
 
+class StorageUnreachable(OSError):
+    """S3 refused a write or could not be reached; callers treat it as they treat a local disk's OSError."""
+
+
 class StagedFile(Protocol):
     def write(self, data: bytes) -> None: ...
     def commit(self) -> None: ...
@@ -119,9 +123,15 @@ class _S3Staged:
         self.buffer.write(data)
 
     def commit(self) -> None:
+        from botocore.exceptions import BotoCoreError, ClientError
+
         self.buffer.seek(0)
-        self.storage.client.upload_fileobj(self.buffer, self.storage.bucket, self.storage.object_key(self.key))
-        self.buffer.close()
+        try:
+            self.storage.client.upload_fileobj(self.buffer, self.storage.bucket, self.storage.object_key(self.key))
+        except (BotoCoreError, ClientError) as error:  # S3 out of reach or refusing: an OSError, as a full disk is
+            raise StorageUnreachable(f"S3 refused or could not be reached: {error}") from error
+        finally:
+            self.buffer.close()
 
     def discard(self) -> None:
         self.buffer.close()

@@ -23,7 +23,7 @@ from app.shell.identity import Identity
 from domain.application import Verity
 from domain.datasets.examples import SHAPE_NAMES
 from domain.datasets.version import SPLIT_NAMES, SPLITS
-from domain.errors import NotFound, SettingsInvalid
+from domain.errors import NotFound, SettingsInvalid, StorageUnavailable
 from projections.store import ReadModels
 
 FORM = Body(media_type=RequestEncodingType.URL_ENCODED)
@@ -87,6 +87,9 @@ class DatasetsPageController(Controller):
         except SettingsInvalid as refused:
             context = _dataset_context(read_models, identity, dataset_id, errors=refused.errors)
             return Template("datasets/upload.html", context=context, status_code=422)
+        except StorageUnavailable as down:  # the form again, with the words and the files still to choose
+            context = _dataset_context(read_models, identity, dataset_id, errors={"": down.message})
+            return Template("datasets/upload.html", context=context, status_code=503)
         own_writes.see(written.position)
         return Redirect(path=f"/dataset-versions/{written.id}", status_code=303)
 

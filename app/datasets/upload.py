@@ -9,6 +9,7 @@ the event store, and the refusal names the file, the line and the problem.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO
@@ -20,12 +21,17 @@ from domain.datasets.examples import SHAPE_NAMES
 from domain.datasets.tally import UploadTally
 from domain.datasets.upload import UploadInvalid, parse_examples
 from domain.datasets.version import SPLIT_NAMES, SPLITS
-from domain.errors import SettingsInvalid
+from domain.errors import SettingsInvalid, StorageUnavailable
 from domain.written import Written
 from verity.storage import FileStorage, StagedFile, bounded_lines, dataset_version_key, split_key
 
 NO_FILES = "Choose at least one file: training, validation or test examples, one JSON example a line."
+STORAGE_FAILED = (
+    "The upload could not be stored: the storage is full or out of reach. Nothing was saved; try again later, "
+    "or ask an owner to check Settings → Storage."
+)
 WRITE_BATCH = 256  # examples written to storage at once
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -51,10 +57,19 @@ def file_label(split: str, filename: str) -> str:
 
 
 def store_version_files(storage: FileStorage, files: Mapping[str, UploadedFile]) -> StoredVersion:
-    """Parses every file and stores its rows under a new version id; raises SettingsInvalid keyed by the split.
+    """Parses every file and stores its rows under a new version id; raises SettingsInvalid keyed by the split,
+    or StorageUnavailable when the storage cannot take the files.
 
     Nothing stays in storage when any file is refused.
     """
+    try:
+        return _store_version_files(storage, files)
+    except OSError:
+        log.exception("storing an upload failed")  # the details (which disk, which bucket) are for the log
+        raise StorageUnavailable(STORAGE_FAILED) from None
+
+
+def _store_version_files(storage: FileStorage, files: Mapping[str, UploadedFile]) -> StoredVersion:
     chosen = [split for split in SPLITS if split in files]
     if not chosen:
         raise SettingsInvalid({"": NO_FILES})
@@ -83,9 +98,18 @@ def store_version_files(storage: FileStorage, files: Mapping[str, UploadedFile])
         for target in staged:
             target.commit()
     except BaseException:
-        forget_version_files(storage, stored)
+        _forget_quietly(storage, stored)
         raise
     return stored
+
+
+def _forget_quietly(storage: FileStorage, stored: StoredVersion) -> None:
+    """Removes what a failed commit left; a storage that is down may refuse that too, which is only logged (the
+    version is never recorded, so its files are unreachable either way)."""
+    try:
+        forget_version_files(storage, stored)
+    except Exception:
+        log.exception("removing the files of a failed upload failed")
 
 
 def record_stored_version(

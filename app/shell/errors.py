@@ -16,6 +16,7 @@ from domain.errors import (
     NotAllowed,
     NotFound,
     SettingsInvalid,
+    StorageUnavailable,
 )
 
 STATUS_OF: dict[type[DomainError], int] = {
@@ -24,6 +25,7 @@ STATUS_OF: dict[type[DomainError], int] = {
     NotFound: 404,
     IllegalTransition: 409,
     ConcurrentChange: 409,
+    StorageUnavailable: 503,
 }
 
 
