@@ -5,6 +5,7 @@ redraws the Compute step; nothing is created until Start experiment."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Annotated, Any
 from uuid import UUID
@@ -56,13 +57,15 @@ def _starting_values(read_models: Any, identity: Identity) -> dict[str, str]:
     }
 
 
-def _advanced_names() -> list[str]:
-    return [f.name for f in RunForm(values={}).section("Advanced settings")]
+@functools.cache
+def _advanced_names() -> tuple[str, ...]:
+    return tuple(f.name for f in RunForm(values={}).section("Advanced settings"))
 
 
-def _quiet_fields() -> set[str]:
+@functools.cache
+def _quiet_fields() -> frozenset[str]:
     """Fields whose change leaves the Compute step as it is (htmx names the changed one: see console.js)."""
-    return {"name", "source", "count", "evaluation_max_answer_tokens", *FIRST_ADVANCED, *_advanced_names()}
+    return frozenset({"name", "source", "count", "evaluation_max_answer_tokens", *FIRST_ADVANCED, *_advanced_names()})
 
 
 def _context(read_models: Any, identity: Identity, values: Mapping[str, str],

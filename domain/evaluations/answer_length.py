@@ -6,7 +6,8 @@ from typing import Any
 
 MAX_ANSWER_TOKENS_DEFAULT = 64
 MAX_ANSWER_TOKENS_RANGE = (1, 16_384)
-ANSWER_LENGTH_MESSAGE = "Longest answer (tokens) must be a whole number from 1 to 16,384."
+ANSWER_LENGTH_MESSAGE = "Longest answer (tokens) must be a whole number from {:,} to {:,}.".format(
+    *MAX_ANSWER_TOKENS_RANGE)
 
 
 def is_answer_length(value: Any) -> bool:

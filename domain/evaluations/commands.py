@@ -15,11 +15,12 @@ from uuid import UUID
 from domain.actors import TRAINER, Actor
 from domain.errors import NotFound, SettingsInvalid
 from domain.evaluations.answer_length import ANSWER_LENGTH_MESSAGE, MAX_ANSWER_TOKENS_DEFAULT, is_answer_length
-from domain.evaluations.benchmarks import BENCHMARKS, HELD_OUT_DEFAULT_COUNT
+from domain.evaluations.benchmarks import BENCHMARKS, HELD_OUT_DEFAULT_COUNT, HELD_OUT_PROBLEMS
 from domain.evaluations.evaluation import COMPLETED, Evaluation
 from domain.evaluations.scoring import checked_scoring, reward_from_baseline
 from domain.written import Written
 
+BENCHMARK_COUNT_MESSAGE = f"A benchmark's problem count must be from 1 to {HELD_OUT_PROBLEMS:,}."
 NO_SUCH_BASELINE = "The baseline must be a completed evaluation of the base model in this organization."
 BASELINE_NOT_COMPLETED = "The baseline evaluation is {status}: a full run's reward comes from a completed baseline."
 BASELINE_OTHER_VERSION = "The baseline must be an evaluation of the run's dataset version."
@@ -42,8 +43,8 @@ class EvaluationCommands:
             if source.get("name") not in BENCHMARKS:
                 raise SettingsInvalid({"source": f"Unknown benchmark {source.get('name')!r}."})
             count = source.get("count", HELD_OUT_DEFAULT_COUNT)
-            if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 1000:
-                raise SettingsInvalid({"source": "A benchmark's problem count must be from 1 to 1,000."})
+            if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= HELD_OUT_PROBLEMS:
+                raise SettingsInvalid({"source": BENCHMARK_COUNT_MESSAGE})
             return {"kind": "benchmark", "name": source["name"], "count": count}
         if source.get("kind") == "dataset_version":
             try:

@@ -12,16 +12,16 @@ from uuid import UUID
 
 from domain.actors import Actor
 from domain.errors import SettingsInvalid
-from domain.evaluations.benchmarks import BENCHMARKS, MATH_PAIRS_MAIN_METRIC, MATH_PAIRS_SCORING
+from domain.evaluations.benchmarks import BENCHMARKS, HELD_OUT_PROBLEMS, MATH_PAIRS_MAIN_METRIC, MATH_PAIRS_SCORING
 from domain.evaluations.evaluation import COMPLETED as EVALUATION_COMPLETED
 from domain.evaluations.evaluation import LIVE as EVALUATION_LIVE
 from domain.loops.loop import QUEUED, SCORE_COLUMNS, TRAINING, TrainingLoop
 from domain.runs.run import FINISHED_WITH_ADAPTER, RUNNING
-from domain.runs.settings import RunDraft
+from domain.runs.settings import FIELDS_BY_NAME, RunDraft
 from domain.written import Written
 
 LOOPS = Actor("system", "loops", "Training loop")
-SEEDS = 2_147_483_648  # a run's Seed is a whole number below this (domain/runs/settings.py)
+SEEDS = int(FIELDS_BY_NAME["seed"].maximum or 0) + 1  # a round's seed wraps round within the Seed field's bounds
 
 
 @dataclass(frozen=True)
@@ -72,8 +72,8 @@ class LoopCommands:
             errors["max_rounds"] = "Max rounds must be a whole number from 1 to 100."
         if not _whole_in(give_up_after, 1, 100):
             errors["give_up_after"] = "Give up after must be a whole number from 1 to 100."
-        if not _whole_in(benchmark_size, 1, 1000):
-            errors["benchmark_size"] = "The benchmark's problem count must be from 1 to 1,000."
+        if not _whole_in(benchmark_size, 1, HELD_OUT_PROBLEMS):
+            errors["benchmark_size"] = f"The benchmark's problem count must be from 1 to {HELD_OUT_PROBLEMS:,}."
         if draft.is_trial:
             errors["kind"] = "Each loop round is a full RL run, not a trial."
         if draft.reward is None:
