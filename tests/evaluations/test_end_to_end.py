@@ -3,6 +3,9 @@ trainer processes: a baseline, a run whose reward comes from it, Score against b
 
 from __future__ import annotations
 
+import html
+import itertools
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -134,6 +137,15 @@ def test_a_baseline_gives_a_run_its_reward_and_the_adapter_is_scored_against_it(
     assert all(row["difference"] == pytest.approx(row["score"] - row["baseline_score"]) for row in compared["rows"])
     page = _owner_client(site).get(f"/evaluations/{against_id}").text
     assert "Score against baseline" in page and " points" in page and "What is" in page
+    assert f"{compared['difference'] * 100:+.1f} points" in page
+    # 001's Evaluating an RLVR model: the overall score, then accuracy, accuracy strict, format and answered
+    shown = html.unescape(_owner_client(site).get(f"/evaluations/{baseline_id}").text)
+    tiles = re.findall(r'data-tile="(\w+)"><span>([^<]+)</span><strong>([^<]+)</strong>', shown)
+    assert [(key, label) for key, label, _ in tiles] == [
+        ("score", "Overall score"), ("accuracy", "accuracy"), ("accuracy_strict", "accuracy strict"),
+        ("format", "format"), ("answered", "answered")]  # 001's names, as its screenshot shows them
+    assert tiles[0][2] == f"{baseline.score * 100:.1f}%"
+    assert tiles[1][2] == f"{baseline.breakdown['accuracy'] * 100:.1f}%"
 
 
 def _owner_client(site: Site):
@@ -174,8 +186,16 @@ def test_a_loop_of_three_rounds_reaches_a_target_just_above_its_first_round(site
     site.read_models.wait_for(site.verity.recorder.max_notification_id())
     rows = reads.loop_rounds(site.read_models.tables, loop.id)
     assert [r["is_best"] for r in rows].count(True) == 1
-    page = _owner_client(site).get(f"/loops/{loop.id}").text
+    page = html.unescape(_owner_client(site).get(f"/loops/{loop.id}").text)
     assert "Target reached" in page and f"{len(loop.rounds)} of 3" in page
+    # 001's header: the best score with its gain over round 1, and the elapsed time of training and benchmarking
+    assert f"{(max(loop.scores) - loop.scores[0]) * 100:+.1f} points from round 1" in page
+    assert re.search(r'data-tile="elapsed"><span>Elapsed</span><strong>\d+(m \d\ds|s)</strong>', page)
+    for number, (before, score) in enumerate(itertools.pairwise(loop.scores), start=2):  # delta to the previous
+        row = page[page.index(f'<tr data-round="{number}">'):]
+        row = row[:row.index("</tr>")]
+        arrow = "▲" if score > before else "▼" if score < before else "="
+        assert f"{arrow} {(score - before) * 100:+.1f}" in row and re.search(r"<td>\d+(m \d\ds|s)</td>", row)
 
 
 def _started(site: Site, loop_id: UUID) -> UUID:
