@@ -42,6 +42,7 @@ A = TypeVar("A", bound=Aggregate)
 PRO_PLAN_NEEDED = (
     "RL training is on the Pro plan. An owner can change the plan under Settings → Plan and billing."
 )
+MERGE_ROLE_NEEDED = "Merging a model needs the member or owner role."
 ROLE_NEEDED = (
     "Launching a run needs the member or owner role, and you are a viewer. Ask an owner of your "
     "organization to change your role."
@@ -301,6 +302,23 @@ class Verity(
             duplicate_of=old.id,
         )
         return Written(new.id, self._save(new))
+
+    # --- runs: Merge model -----------------------------------------------------------------------------------
+    def merge_run(self, org_id: UUID, run_id: UUID, actor: Actor, role: Role) -> Written:
+        """Asks for the adapter to be merged into the base model; the merge job records how it went."""
+        if role not in ("owner", "member"):
+            raise NotAllowed(MERGE_ROLE_NEEDED)
+        run = self.get_run(org_id, run_id)
+        run.request_merge(actor.to_dict())
+        return Written(run_id, self._save(run))
+
+    def record_model_merged(
+        self, run_id: UUID, location: str, files: list[str], size_bytes: int, actor: Actor
+    ) -> Written:
+        return self._progress(run_id, "model_merged", location, files, size_bytes, actor=actor)
+
+    def record_merge_failed(self, run_id: UUID, message: str, actor: Actor) -> Written:
+        return self._progress(run_id, "merge_failed", message, actor=actor)
 
     # --- runs: progress the jobs record --------------------------------------------------------------------
     def _progress(self, run_id: UUID, command: str, *args: Any, actor: Actor | None = None) -> Written:

@@ -74,6 +74,9 @@ class RunDetail:
     kept_starting_adapter: str | None  # the sentence when best round is 0
     failure: str | None
     trial_report: dict[str, Any] | None
+    # Merge model: {"state": merging | merged | failed, "best_round", "at", and "location", "files",
+    # "size_bytes" once merged or "message" once failed}; None before one is asked for
+    merge: dict[str, Any] | None
     retry_of: UUID | None
     retried_as: UUID | None
     duplicate_of: UUID | None

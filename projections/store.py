@@ -52,6 +52,7 @@ class ReadModels(Protocol):
     def projects(self, org_id: UUID) -> list[ProjectRow]: ...
     def runs(self, org_id: UUID, project_id: UUID | None = None) -> list[RunRow]: ...
     def live_runs(self) -> list[RunRow]: ...
+    def merging_runs(self) -> list[UUID]: ...
     def run(self, org_id: UUID, run_id: UUID) -> RunDetail | None: ...
     def rounds(self, org_id: UUID, run_id: UUID) -> list[RoundRow]: ...
     def samples(self, org_id: UUID, run_id: UUID) -> list[RolloutFileRow]: ...
@@ -196,6 +197,10 @@ class TableReadModels(AccessReads, CatalogReads):
         rows = [row for state in RUNNING for row in self.tables.select("runs", {"state": state})]
         return [_run_row(r) for r in sorted(rows, key=lambda row: row["created_position"])]
 
+    def merging_runs(self) -> list[UUID]:
+        """Every organization's runs whose Merge model is under way (index run_details_by_merge_state)."""
+        return [UUID(r["id"]) for r in self.tables.select("run_details", {"merge_state": "merging"})]
+
     def run(self, org_id: UUID, run_id: UUID) -> RunDetail | None:
         rows = self.tables.select("run_details", {"id": str(run_id), "org_id": str(org_id)})
         if not rows:
@@ -251,6 +256,7 @@ class TableReadModels(AccessReads, CatalogReads):
             kept_starting_adapter=kept,
             failure=r["failure"],
             trial_report=_json(r["trial_report_json"]),
+            merge=_json(r["merge_json"]),
             retry_of=_uuid(r["retry_of"]),
             retried_as=_uuid(r["retried_as"]),
             duplicate_of=_uuid(r["duplicate_of"]),

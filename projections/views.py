@@ -289,7 +289,25 @@ class RunDetails(RunStates):
                 {"id": str(e.aggregate_id)},
                 {"trial_report_json": json.dumps(e.data["report"])},
             ),
+            "Run.MergeRequested": lambda tx, e: self._merge(tx, e, "merging", best_round=e.data["best_round"]),
+            "Run.ModelMerged": lambda tx, e: self._merge(
+                tx, e, "merged", location=e.data["location"], files=e.data["files"], size_bytes=e.data["size_bytes"]
+            ),
+            "Run.MergeFailed": lambda tx, e: self._merge(tx, e, "failed", message=e.data["message"]),
         }
+
+    def _merge(self, tx: Tx, e: Event, state: str, **values: Any) -> None:
+        """Merge model's state on the run page: each event keeps what the one before said (the best round)."""
+        row = tx.get("run_details", {"id": str(e.aggregate_id)})
+        if row is None:
+            return
+        before = json.loads(row["merge_json"]) if row["merge_json"] and state != "merging" else {}
+        merge = {**before, **values, "state": state, "at": e.time}
+        tx.update(
+            "run_details",
+            {"id": row["id"]},
+            {"merge_state": state, "merge_json": json.dumps(merge), "updated_at": e.time},
+        )
 
     def _settings_columns(self, settings: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -316,6 +334,8 @@ class RunDetails(RunStates):
             "stop_json": None,
             "failure": None,
             "trial_report_json": None,
+            "merge_state": None,
+            "merge_json": None,
             "retry_of": _str(e.data.get("retry_of")),
             "retried_as": None,
             "duplicate_of": _str(e.data.get("duplicate_of")),
@@ -497,6 +517,17 @@ def sentence(e: Event, who: str, total_rounds: int, objective: str = objectives.
             return f"{who} cancelled the run."
         case "Retried":
             return f"{who} retried the run as run {str(data['new_run_id'])[:8]}."
+        case "MergeRequested":
+            unit = "round" if objective == objectives.RL else "step"
+            return f"{who} asked for the adapter of {unit} {data['best_round']} to be merged into the base model."
+        case "ModelMerged":
+            count = len(data["files"])
+            return (
+                f"The merged model is written to {data['location']}: {count} file{'' if count == 1 else 's'}, "
+                f"{data['size_bytes']:,} bytes."
+            )
+        case "MergeFailed":
+            return str(data["message"])
         case "TrialReported":
             finished = data["report"].get("finished")
             return "The trial reported its measures." if finished else "The trial reported that it did not finish."

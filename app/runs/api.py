@@ -1,5 +1,5 @@
-"""The runs API: save, list, read, launch, cancel, retry and duplicate runs (RL, SFT, DPO); read a run's audit timeline
-and an SFT or DPO run's steps.
+"""The runs API: save, list, read, launch, cancel, retry, duplicate and merge runs (RL, SFT, DPO); read a run's
+audit timeline and an SFT or DPO run's steps.
 
 Bodies are checked by the domain (`run_body_from_api`), so a bad setting is refused with the words the form
 shows: 422 with {"errors": {field: message}}, and nothing is recorded.
@@ -14,10 +14,11 @@ from litestar import Controller, get, post
 from litestar.openapi.spec import Example
 from litestar.params import Body
 
+from app.runs.merging import ask_for_merge
 from app.runs.projects import choose_project
 from app.runs.schemas import CommandAnswer, RunOut
 from app.shell.commands import OwnWrites
-from app.shell.dependencies import LauncherDep, OwnWritesDep, ReadModelsDep
+from app.shell.dependencies import LauncherDep, MergerDep, OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
 from domain.application import Verity, Written
 from domain.errors import NotFound
@@ -112,6 +113,21 @@ class RunsApiController(Controller):
     ) -> RunOut:
         """A new draft with the same settings."""
         written = verity.duplicate_run(identity.organization_id, run_id, identity.actor)
+        return self._after(own_writes, written, read_models, identity)
+
+    @post("/{run_id:uuid}/merge", name="api:runs:merge", status_code=202, sync_to_thread=True)
+    def merge(
+        self,
+        run_id: UUID,
+        verity: Verity,
+        own_writes: OwnWritesDep,
+        read_models: ReadModelsDep,
+        identity: Identity,
+        merger: MergerDep,
+    ) -> RunOut:
+        """Merge model: a job merges the adapter into the base model and writes the full checkpoint to the run's
+        storage; `run.merge` says how it goes (merging, then merged with its location, or failed with why)."""
+        written = ask_for_merge(verity, identity, run_id, merger)
         return self._after(own_writes, written, read_models, identity)
 
     @get("/{run_id:uuid}/events", name="api:runs:events", sync_to_thread=True)

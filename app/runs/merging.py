@@ -1,29 +1,37 @@
-"""Merge model, as the run page shows it: whether a merged checkpoint is in storage, or was just asked for.
+"""Merge model, as the console and the API ask for it: recorded on the run, then sent to a worker.
 
-The merge itself is a job (jobs/merge.py) that writes `runs/<run id>/merged/` and, last, `merge.json`; the web
-process only looks for that file, so it never loads a model.
+The merge itself is a job (jobs/merge.py) that writes the checkpoint to the run's storage and records
+ModelMerged or MergeFailed; the web process never loads a model.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any
+import logging
+from uuid import UUID
 
-from projections.rows import RunDetail
+from app.shell.commands import Merger
+from app.shell.identity import Identity
+from domain.application import Verity
+from domain.errors import NotAllowed
+from domain.written import Written
+
+log = logging.getLogger(__name__)
+
+NO_WORKER = "This console has no worker to merge models: start it with its jobs."
+NOT_SENT = (
+    "The merge could not be sent to a worker: the job queue is out of reach, so nothing was merged. Merge model "
+    "tries again."
+)
 
 
-def merged_prefix(run_id: object) -> str:
-    return f"runs/{run_id}/merged/"
-
-
-def merge_state(run: RunDetail, storage: Any, asked: str | None) -> dict[str, Any] | None:
-    """{"done": bool, "location": str, ...} once merged; {"done": False} right after Merge model; else None."""
-    if run.adapter is None or storage is None:
-        return None
-    marker = merged_prefix(run.id) + "merge.json"
+def ask_for_merge(verity: Verity, identity: Identity, run_id: UUID, merger: Merger | None) -> Written:
+    """MergeRequested, then the job's message; a message that can't be sent ends the merge in words at once."""
+    if merger is None:
+        raise NotAllowed(NO_WORKER)
+    written = verity.merge_run(identity.organization_id, run_id, identity.actor, identity.role)
     try:
-        if storage.exists(marker):
-            return {"done": True, **json.loads(b"".join(storage.read_lines(marker)))}
-    except (OSError, ValueError):
-        return None
-    return {"done": False} if asked == "sent" else None
+        merger(run_id)
+    except Exception:
+        log.exception("run %s: the merge job could not be sent", run_id)
+        return verity.record_merge_failed(run_id, NOT_SENT, identity.actor)
+    return written

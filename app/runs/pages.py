@@ -21,7 +21,7 @@ from app.runs import exports
 from app.runs.configure import configure_context, form_from_submission, summary_context
 from app.runs.defaults import starting_draft
 from app.runs.exports import AdapterUnavailable, adapter_archive, archive_name
-from app.runs.merging import merge_state
+from app.runs.merging import ask_for_merge
 from app.runs.projects import choose_project
 from app.runs.samples import samples_context
 from app.runs.view import run_page_context, stamp
@@ -29,8 +29,7 @@ from app.shell.commands import OwnWrites
 from app.shell.dependencies import LauncherDep, MergerDep, OwnWritesDep, ReadModelsDep, StorageDep
 from app.shell.identity import Identity
 from domain.application import Verity
-from domain.errors import IllegalTransition, NotAllowed, NotFound, SettingsInvalid
-from domain.runs.run import FINISHED_WITH_ADAPTER
+from domain.errors import NotFound, SettingsInvalid
 from domain.runs.settings import RunDraft, run_body_from_form
 
 FORM = Body(media_type=RequestEncodingType.URL_ENCODED)
@@ -207,17 +206,11 @@ class RunsPageController(Controller):
         return _download(body, "text/csv", f"run-{str(run_id)[:8]}-events.csv")
 
     @post("/{run_id:uuid}/merge", name="runs:merge", sync_to_thread=True)
-    def merge(self, run_id: UUID, read_models: ReadModelsDep, identity: Identity, merger: MergerDep) -> Redirect:
-        """Merge model: a job writes the base model with the adapter merged in to storage."""
-        run = _found(read_models.run(identity.organization_id, run_id))
-        if identity.role == "viewer":
-            raise NotAllowed("Merging a model needs the member or owner role.")
-        if run.adapter is None or run.state not in FINISHED_WITH_ADAPTER:
-            raise IllegalTransition("Only a run whose adapter is ready can be merged into a model.")
-        if merger is None:
-            raise NotAllowed("This console has no worker to merge models: start it with its jobs.")
-        merger(run_id)
-        return Redirect(path=f"/runs/{run_id}?merge=sent", status_code=303)
+    def merge(
+        self, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, identity: Identity, merger: MergerDep
+    ) -> Redirect:
+        """Merge model: recorded on the run, then a job writes the base model with the adapter merged in."""
+        return _to_run(own_writes, run_id, ask_for_merge(verity, identity, run_id, merger).position)
 
     # --- commands from the run page -------------------------------------------------------------------------
     @post("/{run_id:uuid}/launch", name="runs:launch", sync_to_thread=True)
@@ -278,8 +271,6 @@ def _run_page(
     if fragment and (unchanged := _unchanged(request, run)) is not None:
         return unchanged
     context: dict[str, Any] = run_page_context(read_models, identity, run, tab=tab)
-    asked = request.query_params.get("merge")
-    context["merge"] = merge_state(run, storage, asked) if part in ("summary", "overview") else None
     if part == "overview":
         context.update(samples_context(read_models, identity, run, storage, None))
     if fragment:

@@ -22,7 +22,8 @@ from projections.store import ReadModels
 
 def stamp(run: RunDetail) -> str:
     """Changes whenever anything the run page shows changes (every event of a run touches one of these)."""
-    seen = (run.updated_at, run.state, run.rounds_done, run.trial_report is not None, run.adapter is not None)
+    merge = run.merge["state"] if run.merge else None
+    seen = (run.updated_at, run.state, run.rounds_done, run.trial_report is not None, run.adapter is not None, merge)
     return hashlib.blake2s(repr(seen).encode(), digest_size=6).hexdigest()
 
 
@@ -52,6 +53,8 @@ def run_page_context(read_models: ReadModels, identity: Identity, run: RunDetail
         "small_charts": [json.dumps(chart) for chart in small_charts(rounds)],
         "trial": trial_rows(run),
         "finished_with_adapter": run.state in FINISHED_WITH_ADAPTER and run.adapter is not None,
+        "merge": run.merge,
+        "merging": run.merge is not None and run.merge["state"] == "merging",
         "identity": identity,
         "section": "runs",
     }

@@ -12,7 +12,7 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate, event
 
 from domain.errors import IllegalTransition
-from domain.runs import messages, objectives
+from domain.runs import merge, messages, objectives
 
 DRAFT, QUEUED, PREPARING, TRAINING = "draft", "queued", "preparing", "training"
 SAVING_ADAPTER, ADAPTER_READY, COMPLETED, FAILED, CANCELLED = (
@@ -72,6 +72,7 @@ class Run(Aggregate):
         self.trial_report: dict[str, Any] | None = None
         self.retried_as: UUID | None = None
         self.steps: list[dict[str, Any]] = []  # SFT and DPO: one per logged optimizer step
+        self.merge: dict[str, Any] | None = None  # Merge model: {"state": merging | merged | failed, ...}
 
     # --- reading -------------------------------------------------------------------------------------------
     @property
@@ -332,3 +333,40 @@ class Run(Aggregate):
     @event("TrialReported")
     def _trial_reported(self, report: dict[str, Any], actor: dict[str, str]) -> None:
         self.trial_report = report
+
+    # --- Merge model: a job merges the kept adapter into the base model -------------------------------------
+    def request_merge(self, actor: dict[str, str]) -> None:
+        if self.state not in FINISHED_WITH_ADAPTER or self.adapter is None:
+            raise IllegalTransition(merge.NOT_READY)
+        if self.merge is not None and self.merge["state"] == merge.MERGING:
+            raise IllegalTransition(merge.UNDER_WAY)
+        if self.merge is not None and self.merge["state"] == merge.MERGED:
+            raise IllegalTransition(merge.already_merged(self.merge["location"]))
+        self._merge_requested(best_round=self.adapter["best_round"], actor=actor)
+
+    @event("MergeRequested")
+    def _merge_requested(self, best_round: int, actor: dict[str, str]) -> None:
+        self.merge = {"state": merge.MERGING, "best_round": best_round}
+
+    def _require_merging(self) -> None:
+        if self.merge is None or self.merge["state"] != merge.MERGING:
+            raise IllegalTransition(merge.NOT_ASKED)
+
+    def model_merged(self, location: str, files: list[str], size_bytes: int, actor: dict[str, str]) -> None:
+        self._require_merging()
+        self._model_merged(location=location, files=files, size_bytes=size_bytes, actor=actor)
+
+    @event("ModelMerged")
+    def _model_merged(self, location: str, files: list[str], size_bytes: int, actor: dict[str, str]) -> None:
+        assert self.merge is not None
+        self.merge = {**self.merge, "state": merge.MERGED, "location": location, "files": files,
+                      "size_bytes": size_bytes}
+
+    def merge_failed(self, message: str, actor: dict[str, str]) -> None:
+        self._require_merging()
+        self._merge_failed(message=message, actor=actor)
+
+    @event("MergeFailed")
+    def _merge_failed(self, message: str, actor: dict[str, str]) -> None:
+        assert self.merge is not None
+        self.merge = {**self.merge, "state": merge.MERGE_FAILED, "message": message}

@@ -1,6 +1,6 @@
 """An owner connected the organization's own S3 bucket: its runs write their rollouts and adapter there, the bucket's
 secret reaches the trainer only through its environment (never the spec file on disk), and the reconciler finds a
-saved adapter in that bucket with the same credentials."""
+saved adapter in that bucket with the same credentials; Merge model writes the merged checkpoint there too."""
 
 from __future__ import annotations
 
@@ -77,3 +77,15 @@ def test_a_run_writes_to_the_bucket_its_owner_connected(
     # the reconciler looks for a dead worker's adapter in the same bucket, with the same credentials
     kept = find_kept_adapter(run_storage(embedded.settings, embedded.app_verity, org_id), str(run_id))
     assert kept is not None and kept.sha256 == run["adapter"]["sha256"]
+
+    # Merge model writes the full checkpoint beside the adapter, in the organization's bucket, not the server's
+    assert embedded.client.post(f"/api/runs/{run_id}/merge").status_code == 202
+    merge = embedded.wait(run_id, lambda run: run["merge"]["state"] != "merging", timeout=90)["merge"]
+    assert merge["state"] == "merged", merge
+    assert merge["location"] == f"s3://team-bucket/verity/runs/{run_id}/merged/"
+    listing = boto3.client("s3", endpoint_url=s3_server).list_objects_v2(
+        Bucket="team-bucket", Prefix=f"verity/runs/{run_id}/merged/"
+    )
+    merged_keys = {item["Key"].rsplit("/", 1)[-1] for item in listing["Contents"]}
+    assert {"model.safetensors", "config.json", "merge.json"} <= merged_keys
+    assert not (embedded.settings.local_storage_dir / "runs" / str(run_id)).exists()

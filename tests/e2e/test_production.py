@@ -1,7 +1,7 @@
 """The production shape on one machine: PostgreSQL event store and read models, Redis as the broker, a separate
 `verity worker` process serving the `local` provider, and storage reached with boto3 over HTTP on an S3-compatible
 server. A trial and a full run launched through the API train for real and land in the event store and the bucket,
-and Merge model, sent by the web process, is done by the separate worker."""
+and Merge model, asked for through the API, is done by the separate worker and recorded on the run."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING
 
 import boto3
 import pytest
-
-from jobs.merge import declare_merge_actor, merge_sender
 
 if TYPE_CHECKING:
     from conftest import Site
@@ -57,9 +55,15 @@ def test_a_trial_then_a_full_run_train_on_a_separate_worker_with_s3_storage(prod
     workers = production.handle.ctx.ledger.workers()
     assert [(w.queues, w.gpu, w.price_per_hour) for w in workers] == [(["local"], "CPU (tests)", 0.5)]
 
-    # Merge model, asked for by the web process, is done by the separate worker (the web process only sends it)
-    request_merge = merge_sender(declare_merge_actor(production.handle.jobs.broker, production.handle.ctx))
-    request_merge(run_id)
+    # Merge model, asked for through the API, is done by the separate worker (the web process only sends it)
+    asked = production.client.post(f"/api/runs/{run_id}/merge")
+    assert asked.status_code == 202 and asked.json()["run"]["merge"]["state"] == "merging", asked.text
+    merge = production.wait(run_id, lambda run: run["merge"]["state"] != "merging", timeout=90)["merge"]
+    assert merge["state"] == "merged", merge
     merged = f"{prefix}merged/"
-    assert production.eventually(lambda: f"{merged}merge.json" in bucket_keys(production, merged), timeout=90)
-    assert f"{merged}model.safetensors" in bucket_keys(production, merged)
+    assert merge["location"] == f"s3://verity-runs/{merged}"
+    assert f"{merged}merge.json" in bucket_keys(production, merged)
+    assert f"{merged}model.safetensors" in bucket_keys(production, merged) and "model.safetensors" in merge["files"]
+    ended = production.timeline(run_id)[-2:]
+    assert [e["event_type"] for e in ended] == ["MergeRequested", "ModelMerged"]
+    assert ended[1]["actor_name"].startswith("Worker ")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -180,16 +179,16 @@ def test_the_adapter_and_the_history_download(browser_page, followed_run, tmp_pa
 def test_merge_model_writes_a_merged_checkpoint_to_storage(browser_page, followed_run, served: Served) -> None:
     page = browser_page
     page.click("#run-actions button:has-text('Merge model')")
-    page.wait_for_url("**?merge=sent")
-    assert "Merge model is on its way" in page.locator(".merge-state").inner_text()
-    deadline = time.monotonic() + 90
-    while "Merged model written" not in page.locator(".merge-state").inner_text():
-        assert time.monotonic() < deadline, "the merge job did not finish"
-        page.wait_for_timeout(1500)
-        page.reload()
+    page.wait_for_selector(".merge-state")  # "on its way", and the summary polls until the job records its end
+    page.wait_for_selector(".merge-state:has-text('Merged model written')", timeout=90_000)
+    assert page.locator("#run-actions button:has-text('Merge model')").count() == 0  # merged once is enough
     merged = served.data_dir / "storage" / "runs" / followed_run["run_id"] / "merged"
     assert (merged / "model.safetensors").is_file() and (merged / "config.json").is_file()
     assert not (merged / "adapter_config.json").exists()  # a full checkpoint, not an adapter
+    assert f"Merged model written to {merged} (" in page.locator(".merge-state").inner_text()
+    page.goto(f"{served.url}/runs/{followed_run['run_id']}/timeline")
+    timeline = page.locator("main").inner_text()
+    assert "asked for the adapter of round" in timeline and f"The merged model is written to {merged}" in timeline
 
 
 def test_the_page_logged_no_console_error(browser_page, followed_run) -> None:

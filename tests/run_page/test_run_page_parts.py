@@ -28,6 +28,17 @@ from verity.wiring import build_application, build_read_models, ensure_default_o
 
 OWNER = Actor("person", "owner@localhost", "owner@localhost")
 HTMX = {"HX-Request": "true"}
+
+
+class SentMerges(list):
+    """The merges the app sent to the jobs; `broken` stands for a broker out of reach (its send raises)."""
+
+    broken = False
+
+    def append(self, run_id: UUID) -> None:
+        if self.broken:
+            raise ConnectionError("the broker is out of reach")
+        super().append(run_id)
 MATH_PAIRS = {"preset": "verifiable", "metric": "math_pairs", "synthetic_prompts": 64, "format_bonus": True}
 
 
@@ -39,7 +50,16 @@ class Page:
     storage: LocalStorage
     org_id: UUID
     project_id: UUID
-    merged: list[UUID]
+    merged: SentMerges
+
+    def finished_run(self) -> UUID:
+        run_id = self.launched_run(rounds=2)
+        for number, reward, validation in ((0, None, 0.30), (1, 0.40, 0.45), (2, 0.55, 0.50)):
+            self.score(run_id, number, reward, validation)
+        self.verity.record_saving_adapter(run_id)
+        self.verity.record_adapter_ready(run_id, 2, f"runs/{run_id}/adapter", "ab" * 32, 4)
+        self.verity.record_completed(run_id)
+        return run_id
 
     def launched_run(self, rounds: int = 3, kind: str = "full") -> UUID:
         body = {"name": "parts", "kind": kind, "training": {"rl": {"rounds": rounds, "reward": MATH_PAIRS}}}
@@ -87,7 +107,7 @@ def page(sqlite_settings: Settings) -> Iterator[Page]:
     runner = ProjectionRunner(verity, read_models)
     runner.run_once()
     storage = open_storage(sqlite_settings)
-    merged: list[UUID] = []
+    merged = SentMerges()
     app = create_app(verity, read_models, runner=runner, storage=storage, merger=merged.append, debug=True)
     with TestClient(app) as client:
         sign_in_as(client, verity, read_models, org_id)
@@ -173,12 +193,7 @@ def test_samples_that_cannot_be_read_say_why_and_offer_retry(page: Page) -> None
 
 
 def test_a_finished_run_gives_its_history_and_offers_merge_and_a_new_run_from_its_adapter(page: Page) -> None:
-    run_id = page.launched_run(rounds=2)
-    for number, reward, validation in ((0, None, 0.30), (1, 0.40, 0.45), (2, 0.55, 0.50)):
-        page.score(run_id, number, reward, validation)
-    page.verity.record_saving_adapter(run_id)
-    page.verity.record_adapter_ready(run_id, 2, f"runs/{run_id}/adapter", "ab" * 32, 4)
-    page.verity.record_completed(run_id)
+    run_id = page.finished_run()
     page.settle()
     assert page.read_models.run(page.org_id, run_id).live is False
 
@@ -197,11 +212,58 @@ def test_a_finished_run_gives_its_history_and_offers_merge_and_a_new_run_from_it
     missing = page.client.get(f"/runs/{run_id}/adapter.zip")
     assert missing.status_code == 404 and "not in the storage" in missing.text
 
-    merged = page.client.post(f"/runs/{run_id}/merge", follow_redirects=False)
-    assert merged.status_code == 303 and page.merged == [run_id]
-    assert "Merge model is on its way" in page.client.get(merged.headers["location"]).text
     form = page.client.get(f"/runs/new?start_run={run_id}").text
     assert re.search(rf'<option value="{run_id}"\s+selected', form)
+
+
+def test_merge_model_is_recorded_shown_while_it_runs_and_then_where_the_checkpoint_is(page: Page) -> None:
+    run_id = page.finished_run()
+    page.settle()
+    merged = page.client.post(f"/runs/{run_id}/merge", follow_redirects=False)
+    assert merged.status_code == 303 and page.merged == [run_id]
+    html = page.client.get(merged.headers["location"]).text
+    assert "Merge model is on its way" in html and f'hx-get="/runs/{run_id}/summary?v=' in html  # it polls
+    assert f'action="/runs/{run_id}/merge"' not in html  # no second merge meanwhile
+    again = page.client.post(f"/runs/{run_id}/merge", follow_redirects=False)
+    assert again.status_code == 409 and "already being merged" in again.text and page.merged == [run_id]
+
+    worker = Actor("system", "worker:w1", "Worker w1")
+    page.verity.record_model_merged(run_id, f"/data/runs/{run_id}/merged", ["config.json", "model.safetensors"],
+                                    3 * 2**20, worker)
+    page.settle()
+    summary = page.client.get(f"/runs/{run_id}/summary", headers=HTMX).text
+    assert f"Merged model written to /data/runs/{run_id}/merged (2 files, 3.0 MiB)." in summary
+    assert "hx-trigger" not in summary  # done: the summary stops polling
+    sentences = [entry.sentence for entry in page.read_models.timeline(page.org_id, run_id)][-2:]
+    assert sentences == [
+        "owner@localhost asked for the adapter of round 2 to be merged into the base model.",
+        f"The merged model is written to /data/runs/{run_id}/merged: 2 files, 3,145,728 bytes.",
+    ]
+
+
+def test_a_merge_the_jobs_cannot_be_sent_ends_in_words_and_may_be_asked_for_again(page: Page) -> None:
+    run_id = page.finished_run()
+    page.settle()
+    page.merged.broken = True
+    html = page.client.post(f"/runs/{run_id}/merge").text
+    assert "The merge could not be sent to a worker: the job queue is out of reach" in html
+    assert f'action="/runs/{run_id}/merge"' in html  # Merge model is offered again
+    assert [e.event_type for e in page.read_models.timeline(page.org_id, run_id)][-2:] == [
+        "MergeRequested", "MergeFailed"
+    ]
+    page.merged.broken = False
+    assert page.client.post(f"/runs/{run_id}/merge", follow_redirects=False).status_code == 303
+    assert page.merged == [run_id]
+
+
+def test_merge_model_through_the_api(page: Page) -> None:
+    run_id = page.finished_run()
+    page.settle()
+    answer = page.client.post(f"/api/runs/{run_id}/merge")
+    assert answer.status_code == 202, answer.text
+    assert answer.json()["run"]["merge"]["state"] == "merging" and page.merged == [run_id]
+    refused = page.client.post(f"/api/runs/{run_id}/merge")
+    assert refused.status_code == 409 and "already being merged" in refused.text
 
 
 def test_merge_is_refused_while_a_run_trains(page: Page) -> None:
