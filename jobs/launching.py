@@ -62,12 +62,12 @@ def launch(ctx: JobContext, run_id: UUID, on_child=None) -> None:
     except NotFound:
         ledger.release(run_id)
         return
-    if run.state != QUEUED:
-        if run.state in RUNNING:
-            lease = ledger.lease(run_id)
-            if lease is None or lease.is_stale(time.time(), ctx.config.stale_after_seconds):
-                end_orphan(ctx, run_id, lease)  # a redelivered message of a worker that died
-        else:
+    if run.state != QUEUED:  # a message delivered again: act only where no live worker holds the run
+        lease = ledger.lease(run_id)
+        unheld = lease is None or lease.is_stale(time.time(), ctx.config.stale_after_seconds)
+        if run.state in RUNNING and unheld:
+            end_orphan(ctx, run_id, lease)  # the worker that had it died
+        elif run.state not in RUNNING and (unheld or lease.worker_id is None):
             ledger.release(run_id)
         return
     queue = provider_queue(run.settings["training"].get("provider"))

@@ -114,10 +114,13 @@ def reconcile(ctx: JobContext, send: Send | None = None, *, startup_of_embedded:
         except NotFound:
             ledger.release(lease.run_id)
             continue
-        if run.state not in RUNNING:
-            ledger.release(lease.run_id)  # ended meanwhile: nothing to hold
-            continue
         dead = lease.is_stale(now, config.stale_after_seconds) or (startup_of_embedded and lease.worker_id)
+        if run.state not in RUNNING:
+            # Ended meanwhile. A live worker still holding it is finishing (the last rollouts go after the
+            # adapter, and the trainer exits after it said how the run ended): it lets go itself.
+            if lease.worker_id is None or dead:
+                ledger.release(lease.run_id)
+            continue
         if run.state == QUEUED:
             waited_long = (lease.enqueued_at or 0.0) < now - config.requeue_after_seconds
             if send is not None and lease.worker_id is None and (startup_of_embedded or waited_long):

@@ -114,3 +114,16 @@ def test_an_adapter_cut_short_is_not_kept_and_the_run_fails(world: World) -> Non
     assert reconcile(world.ctx) == [run_id]
 
     assert world.verity.get_run(None, run_id).state == "failed"
+
+
+def test_a_run_that_ended_while_its_worker_finishes_keeps_that_workers_claim(world: World) -> None:
+    """The trainer says how the run ended, then writes its last rollouts and exits: the reconciler must not take
+    the claim away meanwhile (the worker would read that as the run taken from it and kill the trainer)."""
+    run_id = world.training()
+    world.ctx.ledger.claim(run_id, "local", "w1", 1, stale_after=2.0)
+    world.verity.record_failed(run_id, "the trainer said so")
+    assert reconcile(world.ctx) == []
+    assert world.ctx.ledger.beat(run_id, "w1")  # still its own
+    time.sleep(2.2)  # the worker died before it let go: the stale claim goes
+    reconcile(world.ctx)
+    assert world.ctx.ledger.lease(run_id) is None
