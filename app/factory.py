@@ -21,6 +21,7 @@ from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.plugins.htmx import HTMXPlugin
 
 from app import datasets, evaluations, experiments, loops, metrics
+from app.auth.account import AccountController
 from app.auth.config import AuthConfig
 from app.auth.connections import ConnectionsController
 from app.auth.errors import sign_in_first, too_many
@@ -51,7 +52,7 @@ def _launch_nothing(run_id: UUID) -> None:
     """The default launcher: the run stays Launched until a job system (a later issue) picks it up."""
 
 
-AUTH_PAGES = [sign_in_page, sign_in, sign_out, SettingsController, ConnectionsController]
+AUTH_PAGES = [sign_in_page, sign_in, sign_out, AccountController, SettingsController, ConnectionsController]
 
 
 def _is_sign_in_attempt(request: Request) -> bool:

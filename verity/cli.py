@@ -113,6 +113,29 @@ def revoke_token(token_id: str, organization: str) -> None:
     click.echo(f"Revoked token {token_id}.")
 
 
+@main.group()
+def account() -> None:
+    """People's accounts, for whoever runs the console (a person changes their own password under Your account)."""
+
+
+@account.command("reset-password")
+@click.argument("email")
+def reset_password(email: str) -> None:
+    """Give an account a new random password, printed once; every session of the account ends."""
+    import secrets
+
+    from verity.wiring import SETUP, build_application
+
+    verity = build_application(Settings.from_env())
+    found = verity.find_account(email)
+    if found is None:
+        raise click.ClickException(f"There is no account with the email {email}.")
+    password = secrets.token_urlsafe(16)
+    verity.change_password(found.id, password, SETUP)
+    click.echo(password)
+    click.echo(f"New password for {found.email}: shown only this once. Every session of the account ended.", err=True)
+
+
 @main.group("tiny-model")
 def tiny_model() -> None:
     """The project's own tiny model, used by the demo and the tests."""

@@ -19,6 +19,7 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC = "public"  # opt key: the route answers anyone (sign-in, static files, the API schema)
 READ_ONLY = "read_only"  # opt key: a POST that changes nothing (a form preview), open to viewers
 ROLE_CHECKED_BY_DOMAIN = "role_checked_by_domain"  # opt key: the command checks the role and says why
+OWN_ACCOUNT = "own_account"  # opt key: a person's own account (password, sessions), open to every role
 # Routes of other rooms that are read-only or whose command checks the role itself, by route name.
 READ_ONLY_ROUTES = frozenset({"runs:training-summary"})
 DOMAIN_CHECKED_ROUTES = frozenset({"runs:launch", "runs:retry", "api:runs:launch", "api:runs:retry"})
@@ -36,7 +37,7 @@ async def signed_in(connection: ASGIConnection[Any, Any, Any, Any], handler: Bas
     connection.scope.setdefault("state", {})["identity"] = identity  # type: ignore[typeddict-unknown-key]
     if identity.role == "viewer" and connection.method not in SAFE_METHODS:
         name = handler.name or ""
-        if handler.opt.get(READ_ONLY) or name in READ_ONLY_ROUTES:
+        if handler.opt.get(READ_ONLY) or handler.opt.get(OWN_ACCOUNT) or name in READ_ONLY_ROUTES:
             return
         if handler.opt.get(ROLE_CHECKED_BY_DOMAIN) or name in DOMAIN_CHECKED_ROUTES:
             return

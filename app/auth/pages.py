@@ -1,5 +1,6 @@
-"""Sign in and sign out. A session is a signed, encrypted, HTTP-only cookie holding the account and the
-organization it acts in; nothing else about the person is kept in it."""
+"""Sign in and sign out. A session is a signed, encrypted, HTTP-only cookie holding the account, the
+organization it acts in and the account's session generation (app/shell/identity.py); nothing else about the
+person is kept in it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from litestar.response import Redirect, Template
 
 from app.auth.guard import PUBLIC
 from app.shell.dependencies import ReadModelsDep
+from app.shell.identity import session_of
 from domain.application import Verity
 
 FORM = Body(media_type=RequestEncodingType.URL_ENCODED)
@@ -48,7 +50,7 @@ def sign_in(
     if error:
         context = {"next": target, "email": email, "error": error, "section": ""}
         return Template("auth/sign_in.html", context=context, status_code=400)
-    request.set_session({"account": str(account.id), "org": str(memberships[0].org_id)})
+    request.set_session(session_of(account, memberships[0].org_id))
     return Redirect(path=target, status_code=303)
 
 

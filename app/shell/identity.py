@@ -66,6 +66,8 @@ def authenticate(connection: ASGIConnection[Any, Any, Any, Any], verity: Verity)
     except (KeyError, TypeError, ValueError):
         raise NotAuthorizedException(SIGN_IN_NEEDED) from None
     account = verity.get_account(account_id)
+    if account is not None and session.get("gen", 0) != account.session_generation:
+        raise NotAuthorizedException(SIGN_IN_NEEDED)  # the password changed, or Sign out everywhere, since
     try:
         organization = verity.get_organization(org_id)
     except NotFound:
@@ -81,6 +83,11 @@ def authenticate(connection: ASGIConnection[Any, Any, Any, Any], verity: Verity)
         plan=organization.plan,
         account_id=account_id,
     )
+
+
+def session_of(account: Any, org_id: UUID) -> dict[str, Any]:
+    """What a session cookie holds: the account, the organization it acts in, and its session generation."""
+    return {"account": str(account.id), "org": str(org_id), "gen": account.session_generation}
 
 
 def provide_identity(request: ASGIConnection[Any, Any, Any, Any], verity: Verity) -> Identity:

@@ -34,6 +34,9 @@ class Account(Aggregate):
     def __init__(self, email: str, password_hash: str, actor: dict[str, str]) -> None:
         self.email = email
         self.password_hash = password_hash
+        # A session cookie carries the generation it was signed in under; a new generation ends every older
+        # session (a password change, or Sign out everywhere), since a cookie can't be called back.
+        self.session_generation = 0
 
     def password_matches(self, password: str) -> bool:
         try:
@@ -47,3 +50,11 @@ class Account(Aggregate):
     @event("PasswordChanged")
     def _password_changed(self, password_hash: str, actor: dict[str, str]) -> None:
         self.password_hash = password_hash
+        self.session_generation += 1
+
+    def end_sessions(self, actor: dict[str, str]) -> None:
+        self._sessions_ended(actor=actor)
+
+    @event("SessionsEnded")
+    def _sessions_ended(self, actor: dict[str, str]) -> None:
+        self.session_generation += 1

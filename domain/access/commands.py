@@ -116,6 +116,29 @@ class AccessCommands:
         account.change_password(hash_password(password), actor.to_dict())
         return Written(account.id, self._save(account))
 
+    def change_own_password(self, account_id: UUID, current: str, new: str, repeated: str, actor: Actor) -> Written:
+        """A person's own password: the current one first; every other session of theirs ends with it."""
+        account = self.get_account(account_id)
+        if account is None:
+            raise NotFound("There is no such account.")
+        if not account.password_matches(current):
+            raise SettingsInvalid({"current_password": "The current password is not right."})
+        if len(new) < MIN_PASSWORD:
+            raise SettingsInvalid({"new_password": f"A password needs at least {MIN_PASSWORD} characters."})
+        if new != repeated:
+            raise SettingsInvalid({"repeat_password": "The two new passwords are not the same."})
+        if new == current:
+            raise SettingsInvalid({"new_password": "The new password is the same as the current one."})
+        return self.change_password(account_id, new, actor)
+
+    def end_sessions(self, account_id: UUID, actor: Actor) -> Written:
+        """Sign out everywhere: every session of the account ends, this one too."""
+        account = self.get_account(account_id)
+        if account is None:
+            raise NotFound("There is no such account.")
+        account.end_sessions(actor.to_dict())
+        return Written(account.id, self._save(account))
+
     # --- members -------------------------------------------------------------------------------------------
     def add_member(self, org_id: UUID, email: str, role: str, actor: Actor, caller_role: str) -> NewMember:
         """Adds a person by email; creates their account with a random password when they have none."""
