@@ -11,8 +11,8 @@ from app.evaluations.pages import evaluation_context
 from app.evaluations.sending import send_evaluation
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
+from app.shell.ids import body_id
 from domain.application import Verity
-from domain.errors import SettingsInvalid
 
 
 class EvaluationsApiController(Controller):
@@ -26,14 +26,14 @@ class EvaluationsApiController(Controller):
         {against_baseline_of: run id} for Score against baseline."""
         org_id = identity.organization_id
         if data.get("against_baseline_of"):
-            written = verity.score_against_baseline(org_id, _uuid(data["against_baseline_of"], "against_baseline_of"),
+            written = verity.score_against_baseline(org_id, body_id(data, "against_baseline_of", required=True),
                                                     identity.actor)
         else:
             written = verity.create_evaluation(
-                org_id, _uuid(data.get("project_id"), "project_id"), name=str(data.get("name") or ""),
+                org_id, body_id(data, "project_id", required=True), name=str(data.get("name") or ""),
                 source=data.get("source"), scoring=data.get("scoring") or {},  # type: ignore[arg-type]
                 main_metric=str(data.get("main_metric") or ""), actor=identity.actor,
-                adapter_run=_uuid(data["adapter_run"], "adapter_run") if data.get("adapter_run") else None,
+                adapter_run=body_id(data, "adapter_run"),
                 max_answer_tokens=data.get("max_answer_tokens", 64),
             )
         own_writes.see(written.position)
@@ -45,10 +45,3 @@ class EvaluationsApiController(Controller):
         context = evaluation_context(read_models, identity, evaluation_id)
         return {"evaluation": context["evaluation"], "results": context["results"],
                 "comparison": context["comparison"]}
-
-
-def _uuid(value: Any, field: str) -> UUID:
-    try:
-        return UUID(str(value))
-    except ValueError:
-        raise SettingsInvalid({field: f"{field} must be an ID."}) from None

@@ -11,19 +11,10 @@ from app.evaluations.sending import send_experiment_step
 from app.experiments.pages import experiment_context
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
+from app.shell.ids import body_id
 from domain.application import Verity
 from domain.errors import SettingsInvalid
 from domain.evaluations.answer_length import MAX_ANSWER_TOKENS_DEFAULT
-
-
-def _uuid_or_none(data: dict[str, Any], field: str) -> UUID | None:
-    value = data.get(field)
-    if value in (None, ""):
-        return None
-    try:
-        return UUID(str(value))
-    except ValueError:
-        raise SettingsInvalid({field: f"{field} must be an ID."}) from None
 
 
 class ExperimentsApiController(Controller):
@@ -38,15 +29,15 @@ class ExperimentsApiController(Controller):
         baseline: it fixes the evaluation settings), reused_run (reuse its adapter: trains nothing), reward (null:
         the evaluation's main metric), rl: {start_run, rounds, prompts_per_round, answers_per_prompt,
         max_answer_tokens}, advanced: {...}}."""
-        project_id = _uuid_or_none(data, "project_id")
+        project_id = body_id(data, "project_id")
         if project_id is None:
             raise SettingsInvalid({"project_id": "project_id must be a project's ID."})
         written = verity.create_experiment(
             identity.organization_id, project_id, name=str(data.get("name") or ""), actor=identity.actor,
             role=identity.role, source=data.get("source"), scoring=data.get("scoring"),
-            main_metric=data.get("main_metric"), baseline_id=_uuid_or_none(data, "baseline_id"),
+            main_metric=data.get("main_metric"), baseline_id=body_id(data, "baseline_id"),
             reward=data.get("reward"), rl=data.get("rl"), advanced=data.get("advanced"),
-            reused_run=_uuid_or_none(data, "reused_run"),
+            reused_run=body_id(data, "reused_run"),
             max_answer_tokens=data.get("max_answer_tokens", MAX_ANSWER_TOKENS_DEFAULT),
         )
         own_writes.see(written.position)

@@ -304,3 +304,17 @@ def _finished_run(console) -> UUID:
     console.read_models.wait_for(
         v.record_adapter_ready(run_id, 1, f"runs/{run_id}/adapter", "ab" * 32, 1234).position, timeout=10)
     return run_id
+
+
+def test_the_api_refuses_an_id_that_is_not_one_under_its_field_and_creates_nothing(console):
+    listed = console.get("/api/evaluations").json()
+    for path, body, field in (
+        ("/api/evaluations", {"project_id": "not-an-id", "name": "x"}, "project_id"),
+        ("/api/evaluations", {"name": "x"}, "project_id"),
+        ("/api/evaluations", {"against_baseline_of": "42"}, "against_baseline_of"),
+        ("/api/experiments", {"project_id": str(console.project_id), "baseline_id": "nope"}, "baseline_id"),
+    ):
+        answer = console.post(path, json=body)
+        assert answer.status_code == 422, (path, answer.text)
+        assert answer.json()["errors"] == {field: f"{field} must be an ID."}, (path, answer.text)
+    assert console.get("/api/evaluations").json() == listed
