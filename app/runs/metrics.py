@@ -74,6 +74,14 @@ def _number(value: float | None, digits: int = 4) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+# A reader sees 0.0000 round after round and thinks training is broken; it is what the loss is made of.
+LOSS_HINT = (
+    "The loss of the latest round that updated. GRPO's loss is close to 0 by construction: each group's "
+    "advantages average to zero and the answers were just sampled from the adapter being trained, so the loss "
+    "says little while its gradient still moves the adapter. Watch reward and validation instead."
+)
+
+
 def tiles(rounds: Sequence[RoundRow]) -> list[Tile]:
     """Steps, Final Reward, Best Reward, Best Accuracy, Final Loss (001), over the rounds trained so far."""
     trained = _trained(rounds)
@@ -89,7 +97,7 @@ def tiles(rounds: Sequence[RoundRow]) -> list[Tile]:
             "—" if not accuracies else f"{max(accuracies) * 100:.1f}%",
             "The highest share of right answers in a round, where the reward scores correctness as a part.",
         ),
-        Tile("Final Loss", _number(losses[-1] if losses else None), "The loss of the latest round that updated."),
+        Tile("Final Loss", _number(losses[-1] if losses else None), LOSS_HINT),
     ]
 
 
@@ -122,7 +130,7 @@ def small_charts(rounds: Sequence[RoundRow]) -> list[dict[str, Any]]:
     trained = _trained(rounds)
     x = [r.round_number for r in trained]
     charts = [
-        ("Loss", "Loss by round", [r.loss for r in trained], "#b35900"),
+        ("Loss", "Loss by round (close to 0 by construction in GRPO)", [r.loss for r in trained], "#b35900"),
         (
             "Entropy",
             "Mean token entropy of the sampled answers, by round",
