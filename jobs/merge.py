@@ -26,6 +26,7 @@ from uuid import UUID
 import dramatiq
 from dramatiq.middleware import Shutdown, TimeLimitExceeded
 
+from domain.actors import Actor
 from domain.runs.merge import MERGING, merged_prefix
 from jobs.config import DEFAULT_PROVIDER
 from jobs.context import RECONCILER, JobContext
@@ -53,6 +54,10 @@ def merge_failed_message(reason: str) -> str:
 
 class MergeRefused(Exception):
     """The run has no merge to do now; the message says why."""
+
+
+class MergeChildFailed(Exception):
+    """The child's error line, e.g. "OSError: [Errno 28] No space left on device"."""
 
 
 def merge_spec(ctx: JobContext, run_id: UUID) -> tuple[dict[str, Any], dict[str, str]]:
@@ -87,10 +92,6 @@ def run_merge_child(spec: dict[str, Any], environment: dict[str, str], timeout: 
         log.error("the merge of run %s failed:\n%s", spec["run_id"], done.stderr[-4000:])
         raise MergeChildFailed(_last_line(done.stderr) or f"the merge process exited with code {done.returncode}.")
     return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-class MergeChildFailed(Exception):
-    """The child's error line, e.g. "OSError: [Errno 28] No space left on device"."""
 
 
 def _last_line(text: str) -> str:
@@ -132,7 +133,7 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else text + "."
 
 
-def _record_failure(ctx: JobContext, run_id: UUID, message: str, actor=None) -> None:
+def _record_failure(ctx: JobContext, run_id: UUID, message: str, actor: Actor | None = None) -> None:
     log.warning("run %s: %s", run_id, message)
     with_fresh_run(
         ctx.verity, run_id, lambda run: ctx.verity.record_merge_failed(run_id, message, actor or ctx.worker_actor)
