@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export VERITY_DATA_DIR ?= ./data
 PORT ?= 8000
 
-.PHONY: run test install install-test browser lint tiny-model constraints
+.PHONY: run test install install-test browser sandbox lint tiny-model constraints
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,10 +27,19 @@ install-test: $(VENV)/.installed-test
 browser:
 	@command -v chromium >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
 
+# The custom-metric sandbox walls each metric off with bubblewrap (README: "The custom-metric sandbox").
+sandbox:
+	@if ! command -v bwrap >/dev/null; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			export DEBIAN_FRONTEND=noninteractive; \
+			apt-get install -y -q bubblewrap || (apt-get update -q && apt-get install -y -q bubblewrap); \
+		else echo "Custom metrics need bubblewrap: install it (Debian: apt-get install bubblewrap); see README.md."; fi; \
+	fi
+
 tiny-model: install
 	@test -f $(VERITY_DATA_DIR)/models/tiny-math/config.json || $(BIN)/verity tiny-model build
 
-run: install tiny-model
+run: install sandbox tiny-model
 	$(BIN)/verity migrate
 	$(BIN)/verity serve --port $(PORT)
 
@@ -43,5 +52,6 @@ constraints:
 lint: install-test
 	$(BIN)/ruff check .
 
-test: install-test browser lint
+test: install-test browser sandbox lint
+	@command -v bwrap >/dev/null || { echo "make test needs bubblewrap (bwrap) for the sandbox's tests."; exit 1; }
 	$(BIN)/pytest -q

@@ -19,9 +19,12 @@ def build_reward(reward: RewardSpec) -> Grader:
     if is_custom(reward):
         if not reward.custom_metric_source:
             raise RewardUnusable("The custom metric's source is missing from the run spec.")
-        from trainer.sandbox import SandboxedMetric
+        from trainer.sandbox import IsolationMissing, SandboxedMetric
 
-        return SandboxedMetric(reward.custom_metric_source, name=custom_metric_title(reward))
+        try:
+            return SandboxedMetric(reward.custom_metric_source, name=custom_metric_title(reward))
+        except IsolationMissing as missing:  # before the model loads, in words
+            raise RewardUnusable(str(missing)) from None
     from domain.rewards.config import RewardConfig
     from domain.rewards.registry import build_grader
 

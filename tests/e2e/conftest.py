@@ -5,10 +5,12 @@ production shape (PostgreSQL, Redis, a separate `verity worker` process, S3 over
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -201,6 +203,18 @@ def embedded(sqlite_settings: Settings, tiny_model_dir: Path, trainer_children, 
     """The embedded default: SQLite, the in-process worker on an in-memory broker, storage in the data folder."""
     _link_tiny_model(sqlite_settings, tiny_model_dir)
     yield from _serve(sqlite_settings, jobs_config, on_child=trainer_children.append)
+
+
+@pytest.fixture
+def embedded_outside_tmp(tiny_model_dir: Path, jobs_config) -> Iterator[Site]:
+    """The embedded default with its data folder outside /tmp (as the default ./data is), in /var/tmp."""
+    folder = Path(tempfile.mkdtemp(prefix="verity-data-", dir="/var/tmp"))
+    settings = Settings(data_dir=folder / "data")
+    _link_tiny_model(settings, tiny_model_dir)
+    try:
+        yield from _serve(settings, jobs_config)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 # --- production shape ------------------------------------------------------------------------------------------

@@ -38,12 +38,13 @@ def _every_process_file(secret):
     return found
 
 
-def _raw_connect(port):
+def _raw_connect(port, host="127.0.0.1"):
     """socket() and connect() straight from libc, around Python's audit hooks."""
     fd = libc.socket(2, 1, 0)  # AF_INET, SOCK_STREAM
     if fd < 0:
         return False
-    address = struct.pack("=H", 2) + struct.pack(">H", port) + bytes([127, 0, 0, 1]) + bytes(8)
+    octets = bytes(int(part) for part in host.split("."))
+    address = struct.pack("=H", 2) + struct.pack(">H", port) + octets + bytes(8)
     connected = libc.connect(fd, address, len(address)) == 0
     libc.close(fd)
     return connected
@@ -65,6 +66,14 @@ def score(answer, reference):
         return 1.0
     if probe == "raw_socket":
         return float(_raw_connect(int(argument)))
+    if probe == "raw_socket_to":
+        host, _, port = argument.partition(",")
+        return float(_raw_connect(int(port), host))
+    if probe == "list":
+        try:
+            return float(len(os.listdir(argument)) > 0)
+        except OSError:
+            return 0.0
     if probe == "fork_bomb":
         while True:
             os.fork()

@@ -90,11 +90,10 @@ def test_the_metric_cannot_read_files_only_root_may_read(root_only_file, hostile
     assert scores == [AnswerScore(value=0.0), AnswerScore(value=1.0)]
 
 
-def test_the_metric_works_in_a_private_folder_that_is_removed_after(hostile_metric) -> None:
-    scratch_root = Path(hostile_metric._scratch_root)
+def test_each_batch_works_in_a_private_folder_of_its_own(hostile_metric) -> None:
     assert hostile_metric.score_batch(["private_folder"], [""]) == [AnswerScore(value=1.0)]
-    hostile_metric.close()
-    assert not scratch_root.exists()
+    # The next batch starts in a new folder: the note of the one before is gone.
+    assert hostile_metric.score_batch(["file:note.txt"], ["mine"]) == [AnswerScore(value=0.0)]
 
 
 def test_what_the_metric_writes_outside_its_folder_does_not_reach_the_host(hostile_metric) -> None:

@@ -1,7 +1,8 @@
 """A custom metric as a Grader: the organization's Python runs in a sandbox worker, never in the trainer.
 
-The worker (runtime/worker.py) is started once per metric with an empty environment and forks a locked-down
-child per batch of up to 8 answers; see runtime/jail.py for what a child may do.
+The worker (runtime/worker.py) is started once per metric, walled off by bubblewrap (isolation.py) with an empty
+environment, and forks a locked-down child per batch of up to 8 answers; see runtime/jail.py for what a child
+may do.
 """
 
 from __future__ import annotations
@@ -9,31 +10,36 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, Any
 
 from domain.rewards.types import AnswerScore, FailureKind
+from trainer.sandbox.isolation import (
+    IsolationMissing,
+    WorkerLaunch,
+    check_layers,
+    start_failure_words,
+    weaker_isolation_accepted,
+    worker_launch,
+)
 from trainer.sandbox.limits import SandboxLimits
 
-WORKER_SCRIPT = Path(__file__).parent / "runtime" / "worker.py"
 FAILURE_KINDS: frozenset[str] = frozenset({"execution", "result", "timeout", "memory", "output"})
 
-# All the worker gets: none of the server's variables (no storage keys, tokens or database URLs).
-WORKER_ENVIRONMENT = {
-    "PATH": "/usr/local/bin:/usr/bin:/bin",
-    "LANG": "C.UTF-8",
-    "PYTHONDONTWRITEBYTECODE": "1",
-}
+
+WORKER_STOPPED = "the metric sandbox stopped: "
 
 
 class SandboxError(RuntimeError):
     """The sandbox itself broke (not the metric): the worker died or answered nonsense."""
+
+
+class _WorkerWouldNotStart(SandboxError):
+    """Bubblewrap did not start the worker; the message is its last error line."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +80,7 @@ def _graded(outcome: dict[str, Any], count: int) -> list[GradedAnswer]:
     return graded
 
 
-def _stop_worker(process: subprocess.Popen[bytes], scratch_root: str, stderr: IO[bytes]) -> None:
+def _stop_worker(process: subprocess.Popen[bytes], host_folder: str | None, stderr: IO[bytes]) -> None:
     """Ends the worker and removes its folder; also run by the garbage collector if close() was forgotten."""
     if process.poll() is None:
         try:
@@ -87,7 +93,8 @@ def _stop_worker(process: subprocess.Popen[bytes], scratch_root: str, stderr: IO
     for stream in (process.stdout, stderr):
         if stream is not None:
             stream.close()
-    shutil.rmtree(scratch_root, ignore_errors=True)
+    if host_folder is not None:
+        shutil.rmtree(host_folder, ignore_errors=True)
 
 
 class SandboxedMetric:
@@ -99,24 +106,43 @@ class SandboxedMetric:
     """
 
     def __init__(self, source: str, *, name: str = "custom", limits: SandboxLimits = SandboxLimits()) -> None:
+        """Starts the worker; raises IsolationMissing, in words, when it cannot be walled off as required."""
         self._name = name
         self._limits = limits
         self._lock = threading.Lock()
-        self._scratch_root = tempfile.mkdtemp(prefix="verity-sandbox-")
-        Path(self._scratch_root).chmod(0o711)  # batch folders inside belong to the unprivileged user
+        setup = {"source": source, "limits": limits.as_json()}
+        try:
+            self.isolation_layers = self._start(worker_launch(limits.scratch_bytes), setup)
+        except _WorkerWouldNotStart as failure:  # bubblewrap is there, but the host refuses it namespaces
+            if not weaker_isolation_accepted():
+                raise IsolationMissing(start_failure_words(str(failure))) from None
+            self.isolation_layers = self._start(worker_launch(limits.scratch_bytes, plain=True), setup)
+
+    def _start(self, launch: WorkerLaunch, setup: dict[str, Any]) -> dict[str, str]:
+        self._launch = launch
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _stop_worker
         self._process = subprocess.Popen(
-            # -E -s rather than -I, which would also drop the script's own folder from sys.path
-            [sys.executable, "-E", "-s", str(WORKER_SCRIPT)],
+            launch.command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
-            cwd=self._scratch_root,
-            env={**WORKER_ENVIRONMENT, "HOME": self._scratch_root},
+            cwd=launch.host_folder or "/",
+            env=launch.environment,
         )
-        self._finalizer = weakref.finalize(self, _stop_worker, self._process, self._scratch_root, self._stderr)
-        setup = {"source": source, "limits": limits.as_json(), "scratch_root": self._scratch_root}
-        self.isolation_layers: dict[str, str] = self._exchange(setup)["layers"]
+        self._finalizer = weakref.finalize(self, _stop_worker, self._process, launch.host_folder, self._stderr)
+        try:
+            layers: dict[str, str] = self._exchange({**setup, "scratch_root": launch.scratch_root})["layers"]
+        except SandboxError as error:
+            self.close()
+            if launch.isolated:
+                raise _WorkerWouldNotStart(str(error).removeprefix(WORKER_STOPPED)) from None
+            raise
+        try:
+            check_layers(layers)
+        except IsolationMissing:
+            self.close()
+            raise
+        return layers
 
     @property
     def label(self) -> str:
@@ -149,9 +175,9 @@ class SandboxedMetric:
                 stdin.flush()
                 line = stdout.readline()
             except OSError as error:
-                raise SandboxError(f"the metric sandbox stopped: {error}") from error
+                raise SandboxError(f"{WORKER_STOPPED}{error}") from error
             if not line:
-                raise SandboxError(f"the metric sandbox stopped: {self._worker_errors()}")
+                raise SandboxError(f"{WORKER_STOPPED}{self._worker_errors()}")
             return json.loads(line)
 
     def _worker_errors(self) -> str:
