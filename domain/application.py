@@ -13,6 +13,8 @@ Contract notes (CONTRACT_SPINE.md), where this module adds to it:
 
 from __future__ import annotations
 
+import secrets
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 from uuid import UUID
 
@@ -50,6 +52,18 @@ ROLE_NEEDED = (
 CONCURRENT = (
     "Someone else changed this at the same time. Reload the page to see their change, then try again."
 )
+
+
+@dataclass(frozen=True)
+class NewOrganization:
+    """An organization created with its first owner; `password` is set only when their account was created
+    with it (show it once)."""
+
+    org_id: UUID
+    owner_id: UUID
+    owner_email: str
+    password: str | None
+    position: int
 
 
 def vision_refusal(model: str) -> str:
@@ -92,14 +106,30 @@ class Verity(
 
     # --- organizations and projects ------------------------------------------------------------------------
     def create_organization(self, name: str, plan: str, actor: Actor) -> Written:
+        organization = self._new_organization(name, plan, actor)
+        return Written(organization.id, self._save(organization))
+
+    def create_organization_with_owner(self, name: str, plan: str, owner_email: str, actor: Actor) -> NewOrganization:
+        """An organization and its first owner, recorded together or not at all. An owner with no account gets
+        one with a random password (`password` of the answer: show it once); an existing account keeps its own."""
+        organization = self._new_organization(name, plan, actor)
+        account = self.find_account(owner_email)
+        password = None
+        if account is None:
+            password = secrets.token_urlsafe(16)
+            account = self._new_account(owner_email, password, actor)
+        organization.add_member(str(account.id), account.email, "owner", actor.to_dict())
+        saved = (organization,) if password is None else (account, organization)
+        return NewOrganization(organization.id, account.id, account.email, password, self._save(*saved))
+
+    def _new_organization(self, name: str, plan: str, actor: Actor) -> Organization:
         name = name.strip()
         if not name:
             raise SettingsInvalid({"name": "Name the organization."})
         _check_plan(plan)
         if Organization.create_id(name) in self.repository:
             raise DomainError(f"An organization named {name} already exists.")
-        organization = Organization(name=name, plan=plan, actor=actor.to_dict())
-        return Written(organization.id, self._save(organization))
+        return Organization(name=name, plan=plan, actor=actor.to_dict())
 
     def set_plan(self, org_id: UUID, plan: str, actor: Actor) -> Written:
         _check_plan(plan)

@@ -32,6 +32,7 @@ from jobs.config import DEFAULT_PROVIDER
 from jobs.context import RECONCILER, JobContext
 from jobs.recording import with_fresh_run
 from jobs.run_storage import StorageUnreadable, run_storage
+from verity.data_folder import keep_new_files_private
 
 log = logging.getLogger(__name__)
 
@@ -238,4 +239,5 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    keep_new_files_private()  # the merged checkpoint lands in the data folder's storage: owner-only
     sys.exit(main(sys.argv[1:]))

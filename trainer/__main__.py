@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 
 
@@ -53,4 +54,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # What it writes (adapters, rollouts, models) is its owner's alone, like the rest of the data folder
+    # (verity/data_folder.py); the worker that starts it has this umask already, a person starting it by hand not.
+    os.umask(0o077)
     raise SystemExit(main())

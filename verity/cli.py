@@ -1,4 +1,5 @@
-"""The `verity` command: serve the console, run a worker, migrate, rebuild projections, build the tiny model."""
+"""The `verity` command: serve the console, run a worker, migrate, rebuild projections, build the tiny model,
+and what whoever runs the console does by hand (tokens, passwords, organizations)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,25 @@ import sys
 import click
 
 from verity.config import Settings
+from verity.data_folder import owner_only_data_folder
 
 
-@click.group()
+class _DataFolderCommand(click.Command):
+    """Each command reads or writes the data folder, and so do the processes it starts (the worker's trainer, the
+    tiny model's build), which inherit the owner-only umask. Here rather than on the group, so `--help` makes no
+    folder."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        with owner_only_data_folder(Settings.from_env().data_dir):
+            return super().invoke(ctx)
+
+
+class _Commands(click.Group):
+    command_class = _DataFolderCommand
+    group_class = type  # a group of commands (`verity org ...`) is one of these too
+
+
+@click.group(cls=_Commands)
 def main() -> None:
     """Verity: a self-hosted console and trainer for GRPO runs."""
 
@@ -134,6 +151,44 @@ def reset_password(email: str) -> None:
     verity.change_password(found.id, password, SETUP)
     click.echo(password)
     click.echo(f"New password for {found.email}: shown only this once. Every session of the account ended.", err=True)
+
+
+@main.group()
+def org() -> None:
+    """Organizations, for whoever runs the console."""
+
+
+@org.command("create")
+@click.argument("name")
+@click.option("--owner", "owner_email", required=True, help="The first owner's email; their account is made if new.")
+@click.option("--plan", default="free", show_default=True, help="free, or pro to launch RL runs.")
+@click.option("--model", default=None, help="The model of its first project, Demo: a hub id or a folder. "
+              "Default: the project's own tiny model, with the numbers it learns with.")
+def create_org(name: str, owner_email: str, plan: str, model: str | None) -> None:
+    """Create an organization with its first owner and a project Demo. A new account's password is printed once."""
+    from domain.errors import DomainError
+    from verity.wiring import SETUP, build_application, ensure_demo_project
+
+    settings = Settings.from_env()
+    verity = build_application(settings)
+    try:
+        created = verity.create_organization_with_owner(name, plan, owner_email, SETUP)
+    except DomainError as refusal:
+        raise click.ClickException(refusal.message) from None
+    ensure_demo_project(settings, verity, created.org_id, model)
+    if created.password is None:
+        click.echo(
+            f"Organization {name.strip()} created on the {plan} plan. {created.owner_email} already had an account: "
+            "they are its owner and sign in with their own password (none is printed).",
+            err=True,
+        )
+        return
+    click.echo(created.password)
+    click.echo(
+        f"Organization {name.strip()} created on the {plan} plan, with a new account for its owner "
+        f"{created.owner_email}: the password above is shown only this once.",
+        err=True,
+    )
 
 
 @main.group("tiny-model")

@@ -62,8 +62,14 @@ def ensure_default_organization(
     org_id = Organization.create_id(DEFAULT_ORGANIZATION)
     if org_id not in verity.repository:
         verity.create_organization(DEFAULT_ORGANIZATION, "pro", SETUP)
+    return org_id, ensure_demo_project(settings, verity, org_id)
+
+
+def ensure_demo_project(settings: Settings, verity: Verity, org_id: UUID, model: str | None = None) -> UUID:
+    """A project "Demo" on `model` (default: the tiny model) with the numbers the tiny model learns with; idempotent."""
     project_id = Project.create_id(org_id, DEMO_PROJECT)
     if project_id not in verity.repository:
-        verity.create_project(org_id, DEMO_PROJECT, str(settings.tiny_model_dir), None, False, SETUP)
-    verity.set_project_run_defaults(org_id, project_id, DEMO_RUN_DEFAULTS, SETUP)  # records only a change
-    return org_id, project_id
+        verity.create_project(org_id, DEMO_PROJECT, model or str(settings.tiny_model_dir), None, False, SETUP)
+    if model is None:
+        verity.set_project_run_defaults(org_id, project_id, DEMO_RUN_DEFAULTS, SETUP)  # records only a change
+    return project_id

@@ -72,6 +72,11 @@ class AccessCommands:
 
     # --- accounts ------------------------------------------------------------------------------------------
     def create_account(self, email: str, password: str, actor: Actor) -> Written:
+        account = self._new_account(email, password, actor)
+        return Written(account.id, self._save(account))
+
+    def _new_account(self, email: str, password: str, actor: Actor) -> Account:
+        """A checked new account, not yet saved (a command that records more beside it saves them together)."""
         email = normal_email(email)
         errors = {}
         if not EMAIL.match(email):
@@ -82,8 +87,7 @@ class AccessCommands:
             raise SettingsInvalid(errors)
         if Account.create_id(email) in self.repository:
             raise SettingsInvalid({"email": f"An account for {email} already exists."})
-        account = Account(email=email, password_hash=hash_password(password), actor=actor.to_dict())
-        return Written(account.id, self._save(account))
+        return Account(email=email, password_hash=hash_password(password), actor=actor.to_dict())
 
     def find_account(self, email: str) -> Account | None:
         try:
