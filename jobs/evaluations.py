@@ -149,7 +149,8 @@ def _supervise(ctx: JobContext, spec: EvaluationSpec, storage: RunStorage) -> bo
             if record.get("type") == "evaluation_completed":
                 ended = True
                 _apply(lambda r=record: verity.record_evaluation_completed(
-                    evaluation_id, float(r["score"]), r["breakdown"], r["results"], EVALUATOR))
+                    evaluation_id, float(r["score"]), r["breakdown"], r["results"], EVALUATOR,
+                    metric_failures=r.get("metric_failures")))
             elif record.get("type") == "failed":
                 ended = True
                 _apply(lambda r=record: verity.record_evaluation_failed(evaluation_id, r["message"], EVALUATOR))

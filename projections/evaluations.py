@@ -14,6 +14,7 @@ from domain.evaluations.evaluation import STATUS_NAMES as EVALUATION_STATUS
 from domain.evaluations.scoring import main_metric_label
 from domain.loops.loop import STATUS_NAMES as LOOP_STATUS
 from domain.loops.rules import best_round
+from domain.rewards.batch_failures import MetricFailures
 from projections.base import Event, Projection
 from projections.tables import Tables, Tx
 
@@ -58,7 +59,8 @@ class Evaluations(Projection):
             "main_metric": d["main_metric"],
             "metric_label": main_metric_label(d["scoring"], d["main_metric"]),
             "adapter_run": _str(d.get("adapter_run")), "baseline_id": _str(d.get("baseline_id")), "state": "queued",
-            "score": None, "breakdown_json": None, "failure": None, "created_at": e.time, "updated_at": e.time,
+            "score": None, "breakdown_json": None, "failure": None, "metric_failures_json": None,
+            "created_at": e.time, "updated_at": e.time,
         })
 
     def _state(self, tx: Tx, e: Event, state: str, **values: Any) -> None:
@@ -66,12 +68,15 @@ class Evaluations(Projection):
 
     def _completed(self, tx: Tx, e: Event) -> None:
         row = tx.get("evaluations", {"id": str(e.aggregate_id)})
-        self._state(tx, e, "completed", score=e.data["score"], breakdown_json=json.dumps(e.data["breakdown"]))
+        metric_failures = e.data.get("metric_failures")  # absent from events recorded before it was kept
+        self._state(tx, e, "completed", score=e.data["score"], breakdown_json=json.dumps(e.data["breakdown"]),
+                    metric_failures_json=json.dumps(metric_failures) if metric_failures else None)
         for result in e.data["results"]:
             tx.upsert("evaluation_results", {
                 "evaluation_id": str(e.aggregate_id), "example_index": int(result["index"]),
                 "org_id": row["org_id"] if row else "", "prompt": result["prompt"], "reference": result["reference"],
                 "answer": result["answer"], "score": float(result["score"]), "cut_off": int(bool(result["cut_off"])),
+                "failure": result.get("failure"), "metric_error": result.get("metric_error"),
             })
 
 
@@ -216,8 +221,11 @@ def _str(value: Any) -> str | None:
 
 # --- reads ---------------------------------------------------------------------------------------------------------
 def _evaluation_view(row: dict[str, Any]) -> dict[str, Any]:
+    """With the custom metric's failures, when it had some, and what the page says of them."""
+    failures = json.loads(row["metric_failures_json"]) if row.get("metric_failures_json") else None
     return {**row, "status": EVALUATION_STATUS[row["state"]], "breakdown": json.loads(row["breakdown_json"] or "{}"),
-            "live": row["state"] in ("queued", "running")}
+            "live": row["state"] in ("queued", "running"), "metric_failures": failures,
+            "metric_failures_note": MetricFailures.from_dict(failures).note() if failures else None}
 
 
 def evaluations(tables: Tables, org_id: UUID) -> list[dict[str, Any]]:

@@ -2,9 +2,12 @@
 evaluation's main metric scores every answer (domain/rewards, or the custom metric's sandbox).
 
 `python -m trainer evaluate SPEC.json` writes progress records on stdout (one JSON line each):
-`evaluation_started`, then `evaluation_completed` (score, breakdown, per-example results) or `failed`; the
-per-example results also go to storage at evaluations/<id>/results.jsonl. Model loading and sampling are the run's
-own (trainer/model_loading.py, trainer/loop.py's backend), so an evaluation answers as a run's validation does.
+`evaluation_started`, then `evaluation_completed` (score, breakdown, per-example results, and the custom metric's
+failures when it had some) or `failed`; the per-example results also go to storage at
+evaluations/<id>/results.jsonl. A custom metric that fails on an answer fails that answer's whole batch
+(domain/rewards/batch_failures.py); one that fails on every answer fails the evaluation, which then has no score.
+Model loading and sampling are the run's own (trainer/model_loading.py, trainer/loop.py's backend), so an
+evaluation answers as a run's validation does.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from domain.rewards.batch_failures import BatchScored, MetricFailures, fail_whole_batches
 from domain.rewards.breakdown import breakdown
 from domain.rewards.config import NOT_A_REWARD
 from domain.rewards.types import AnswerScore, Grader
@@ -73,6 +77,7 @@ class Outcome:
     score: float
     breakdown: dict[str, float]
     results: list[dict[str, Any]] = field(default_factory=list)
+    metric_failures: dict[str, Any] | None = None  # MetricFailures.to_dict(), when the metric failed on any answer
 
 
 class EvaluationFailed(RuntimeError):
@@ -96,7 +101,7 @@ def evaluate(spec: EvaluationSpec, emit: Emit) -> bool:
         return False
     location = _write_results(spec, outcome.results)
     emit({"type": "evaluation_completed", "score": outcome.score, "breakdown": outcome.breakdown,
-          "results": outcome.results, "results_location": location})
+          "results": outcome.results, "results_location": location, "metric_failures": outcome.metric_failures})
     return True
 
 
@@ -124,34 +129,58 @@ def _evaluate(spec: EvaluationSpec) -> Outcome:
     answers = [group[0] for group in backend.sample(prompts, 1, spec.max_answer_tokens, True, lambda: False)]
     texts = [tokenizer.decode(answer.token_ids, skip_special_tokens=True) for answer in answers]
     cut_off = [answer.cut_off for answer in answers]
-    scores = score_all(grader, texts, [row.reference for row in spec.rows], cut_off)
-    if hasattr(grader, "close"):
-        grader.close()
-    summary = breakdown(scores, texts, cut_off)
+    try:
+        scores, failures = score_all(grader, texts, [row.reference for row in spec.rows], cut_off)
+    finally:
+        if hasattr(grader, "close"):
+            grader.close()
+    if failures.failed:  # counts only: the metric's words may quote an answer, and logs never hold one
+        log.info("the custom metric failed on %d of %d answers", failures.failed, failures.graded)
+    if failures.every_answer:
+        raise EvaluationFailed(failures.note())
+    summary = breakdown([scored.score for scored in scores], texts, cut_off)
     results = [
         {
             "index": index,
             "prompt": _last_user_message(row.prompt)[:PROMPT_CHARACTERS],
             "reference": row.reference[:TEXT_CHARACTERS],
             "answer": text[:TEXT_CHARACTERS],
-            "score": round(scored.value, 6),
-            "parts": scored.parts,
+            "score": round(scored.score.value, 6),
+            "parts": scored.score.parts,
             "cut_off": was_cut,
-            "failure": scored.failure,
+            "failure": scored.score.failure,
+            "metric_error": scored.error,
         }
         for index, (row, text, scored, was_cut) in enumerate(zip(spec.rows, texts, scores, cut_off, strict=True))
     ]
-    return Outcome(score=summary["score"], breakdown=summary, results=results)
+    return Outcome(score=summary["score"], breakdown=summary, results=results,
+                   metric_failures=failures.to_dict() if failures.failed else None)
 
 
-def score_all(grader: Grader, texts: list[str], references: list[str], cut_off: list[bool]) -> list[AnswerScore]:
-    """Every answer's score; an answer cut off scores 0 without being graded (as in a run)."""
+def score_all(
+    grader: Grader, texts: list[str], references: list[str], cut_off: list[bool]
+) -> tuple[list[BatchScored], MetricFailures]:
+    """Every answer's score, and the metric's failures. An answer cut off scores 0 without being graded (as in a
+    run); a metric failure fails every answer of its batch of graded answers."""
     graded = [i for i, was_cut in enumerate(cut_off) if not was_cut]
-    scores = [AnswerScore(0.0) for _ in texts]
-    for i, scored in zip(graded, grader.score_batch([texts[i] for i in graded], [references[i] for i in graded]),
-                         strict=True):
-        scores[i] = scored
-    return scores
+    scores, details = _grade(grader, [texts[i] for i in graded], [references[i] for i in graded])
+    judged, failures = fail_whole_batches(scores, details)
+    results = [BatchScored(AnswerScore(0.0)) for _ in texts]
+    for i, scored in zip(graded, judged, strict=True):
+        results[i] = scored
+    return results, failures
+
+
+def _grade(grader: Grader, answers: list[str], references: list[str]) -> tuple[list[AnswerScore], list[str]]:
+    """The scores, with the metric's words for each failure where the grader has them (a custom metric's sandbox;
+    a built-in metric never fails)."""
+    from trainer.sandbox import SandboxedMetric
+
+    if isinstance(grader, SandboxedMetric):
+        graded = grader.grade(answers, references)
+        return [g.score for g in graded], [g.detail for g in graded]
+    scores = grader.score_batch(answers, references)
+    return scores, [""] * len(scores)
 
 
 def _grader(reward: RewardSpec) -> Grader:

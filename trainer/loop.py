@@ -15,6 +15,7 @@ from pathlib import Path
 
 import torch
 
+from domain.rewards.custom import FAILURE_SHARE_THAT_STOPS
 from domain.rewards.types import Grader
 from domain.runs.time_limit import may_start_round, must_stop_running_round
 from trainer import messages
@@ -201,13 +202,18 @@ def _run(spec: RunSpec, emit: Emit, grader: Grader, clock: Clock, backend_factor
         return must_stop_running_round(clock(), spec.deadline)
 
     state = RunState()
-    # Round 0: the starting adapter on the validation sample. Any failure here fails the run.
+    # Round 0: the starting adapter on the validation sample. Any failure here fails the run, a metric that fails
+    # too often included: nothing is kept before round 0 is scored, so there is no adapter to stop with.
     try:
         t0 = clock()
-        validation_reward = _validate(spec, policy, backend, grader, validation_prompts, validation, should_stop)
+        validated = _validate(spec, policy, backend, grader, validation_prompts, validation, should_stop)
         validation_seconds = clock() - t0
     except (RoundInterrupted, SamplingInterrupted):
         raise RunFailed(messages.TIME_LIMIT_BEFORE_ROUND_0) from None
+    too_many = _too_many_metric_failures(spec, grader, validated, 0)
+    if too_many is not None:
+        raise RunFailed(too_many)
+    validation_reward = float(validated.rewards.mean())
     state.best_validation = validation_reward
     state.best_adapter = _adapter_snapshot(policy)
     emit(
@@ -291,12 +297,9 @@ def _one_round(
     scored.indices = indices
     grading_seconds = clock() - t
     failed = sum(f is not None for row in scored.failures for f in row)
-    if failed > 0.1 * scored.graded:
-        kinds = sorted({f for row in scored.failures for f in row if f is not None})
-        metric = custom_metric_title(spec.reward) if is_custom(spec.reward) else grader.label
-        raise _TooManyMetricFailures(
-            messages.metric_failures(metric, failed, scored.graded, round_number, kinds), scored
-        )
+    too_many = _too_many_metric_failures(spec, grader, scored, round_number)
+    if too_many is not None:
+        raise _TooManyMetricFailures(too_many, scored)
     if should_stop():
         raise RoundInterrupted
 
@@ -312,8 +315,8 @@ def _one_round(
 
     # validate, keep the best round (ties keep the earlier)
     t = clock()
-    validation_reward = _validate(spec, policy, backend, grader, validation_prompts, validation,
-                                  should_stop)
+    validated = _validate(spec, policy, backend, grader, validation_prompts, validation, should_stop)
+    validation_reward = float(validated.rewards.mean())
     validation_seconds = clock() - t
     if validation_reward > state.best_validation:
         state.best_validation = validation_reward
@@ -344,6 +347,16 @@ def _one_round(
         accuracy=scored.accuracy,
     )
     return record, scored
+
+
+def _too_many_metric_failures(spec: RunSpec, grader: Grader, scored: ScoredRound, round_number: int) -> str | None:
+    """The run's note when more than a tenth of the graded answers failed the metric (000), else None."""
+    failed = sum(f is not None for row in scored.failures for f in row)
+    if failed <= FAILURE_SHARE_THAT_STOPS * scored.graded:
+        return None
+    kinds = sorted({f for row in scored.failures for f in row if f is not None})
+    metric = custom_metric_title(spec.reward) if is_custom(spec.reward) else grader.label
+    return messages.metric_failures(metric, failed, scored.graded, round_number, kinds)
 
 
 def score_answers(tokenizer, grader: Grader, answers: list[list[SampledAnswer]], references: list[str]):
@@ -434,13 +447,14 @@ def _micro_batch_logprobs(policy: Policy, prompts: list[list[int]], micro: list[
     return logprobs, entropy, batch.answer_mask.to(logprobs.dtype)
 
 
-def _validate(spec, policy: Policy, backend, grader: Grader, validation_prompts, validation, should_stop) -> float:
-    """The validation sample's mean score, with the model's most likely answer to each prompt."""
+def _validate(spec, policy: Policy, backend, grader: Grader, validation_prompts, validation,
+              should_stop) -> ScoredRound:
+    """The validation sample scored, with the model's most likely answer to each prompt (its mean is the
+    validation reward)."""
     answers = backend.sample(
         [validation_prompts[i] for i in validation], 1, spec.max_answer_tokens, True, should_stop
     )
-    scored = score_answers(policy.tokenizer, grader, answers, [spec.validation_rows[i].reference for i in validation])
-    return float(scored.rewards.mean())
+    return score_answers(policy.tokenizer, grader, answers, [spec.validation_rows[i].reference for i in validation])
 
 
 def make_backend(spec: RunSpec, policy: Policy) -> SamplingBackend:

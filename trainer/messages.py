@@ -17,7 +17,7 @@ def no_learning_signal(first_round: int, last_round: int, value: str) -> str:
 
 def metric_failures(metric: str, failed: int, graded: int, round_number: int, kinds: Iterable[str]) -> str:
     return (
-        f"{metric} failed on {failed} of {graded} answers in round {round_number}: {', '.join(kinds)}. "
+        f"Custom metric {metric} failed on {failed} of {graded} answers in round {round_number}: {', '.join(kinds)}. "
         "Make it handle any text."
     )
 

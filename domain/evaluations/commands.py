@@ -164,10 +164,11 @@ class EvaluationCommands:
 
     def record_evaluation_completed(
         self, evaluation_id: UUID, score: float, breakdown: dict[str, float], results: list[dict[str, Any]],
-        actor: Actor = TRAINER,
+        actor: Actor = TRAINER, *, metric_failures: dict[str, Any] | None = None,
     ) -> Written:
+        """`metric_failures`: the custom metric's failed batches (domain/rewards/batch_failures.py), when any."""
         evaluation = self.get_evaluation(None, evaluation_id)
-        evaluation.complete(score, breakdown, results, actor.to_dict())
+        evaluation.complete(score, breakdown, results, actor.to_dict(), metric_failures)
         return Written(evaluation.id, self._save(evaluation))
 
     def record_evaluation_failed(self, evaluation_id: UUID, message: str, actor: Actor = TRAINER) -> Written:

@@ -11,6 +11,7 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate, event
 
 from domain.errors import IllegalTransition
+from domain.rewards.batch_failures import MetricFailures
 
 QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED = "queued", "running", "completed", "failed", "cancelled"
 STATUS_NAMES = {
@@ -55,6 +56,7 @@ class Evaluation(Aggregate):
         self.score: float | None = None
         self.breakdown: dict[str, float] = {}
         self.results: list[dict[str, Any]] = []
+        self.metric_failures: dict[str, Any] | None = None  # a custom metric's failed batches, when any
         self.failure: str | None = None
 
     @property
@@ -79,18 +81,27 @@ class Evaluation(Aggregate):
         self.state = RUNNING
 
     def complete(self, score: float, breakdown: dict[str, float], results: list[dict[str, Any]],
-                 actor: dict[str, str]) -> None:
+                 actor: dict[str, str], metric_failures: dict[str, Any] | None = None) -> None:
+        """`metric_failures`: MetricFailures.to_dict() when the custom metric failed some batches, which then
+        score 0; an evaluation whose metric failed on every answer fails instead (it has no score)."""
         self._require((RUNNING,), "Only a running evaluation can complete: this one is {status}.")
         if not 0.0 <= score <= 1.0:
             raise IllegalTransition(f"An evaluation's score is from 0 to 1, not {score}.")
-        self._completed(score=float(score), breakdown=dict(breakdown), results=list(results), actor=actor)
+        if metric_failures is not None:
+            try:
+                metric_failures = MetricFailures.from_dict(metric_failures).to_dict()
+            except ValueError as problem:
+                raise IllegalTransition(str(problem)) from None
+        self._completed(score=float(score), breakdown=dict(breakdown), results=list(results), actor=actor,
+                        metric_failures=metric_failures)
 
     @event("Completed")
     def _completed(self, score: float, breakdown: dict[str, float], results: list[dict[str, Any]],
-                   actor: dict[str, str]) -> None:
+                   actor: dict[str, str], metric_failures: dict[str, Any] | None = None) -> None:
         self.score = score
         self.breakdown = breakdown
         self.results = results
+        self.metric_failures = metric_failures  # None in events recorded before metric failures were kept
         self.state = COMPLETED
 
     def fail(self, message: str, actor: dict[str, str]) -> None:

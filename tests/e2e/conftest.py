@@ -135,6 +135,22 @@ class Site:
     def eventually(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
         return eventually(condition, timeout)
 
+    def upload(self, name: str, train: bytes, validation: bytes, token: str | None = None) -> str:
+        """A dataset version through a console that has the site's storage folder (the site's own serves none);
+        as the site's owner, or as the holder of `token`. Returns the version's id."""
+        from verity.storage import open_storage
+
+        console = create_app(self.app_verity, self.read_models, storage=open_storage(self.settings))
+        with TestClient(console) as client:
+            client.headers["Authorization"] = f"Bearer {token}" if token else self.client.headers["Authorization"]
+            dataset = client.post("/api/datasets", json={"name": name})
+            assert dataset.status_code == 201, dataset.text
+            files = {"train": ("train.jsonl", train, "application/jsonl"),
+                     "validation": ("validation.jsonl", validation, "application/jsonl")}
+            version = client.post(f"/api/datasets/{dataset.json()['id']}/versions", files=files)
+        assert version.status_code == 201, version.text
+        return version.json()["id"]
+
     def wait_ended(self, run_id: UUID, timeout: float = 150) -> dict:
         """Until the run's ending is whole: a full run that did all its rounds is Adapter ready for a moment
         before it is Completed; one that stopped early stays Adapter ready."""

@@ -13,11 +13,8 @@ from typing import TYPE_CHECKING
 from uuid import UUID
 
 import pytest
-from litestar.testing import TestClient
 
-from app.factory import create_app
 from domain.actors import Actor
-from verity.storage import open_storage
 
 if TYPE_CHECKING:
     from conftest import Site
@@ -79,22 +76,13 @@ def _secret() -> str:
     return f"ORGB-SECRET-{uuid.uuid4().hex}"
 
 
-def _upload_as(site: Site, token: str, secret: str) -> None:
-    """Organization B uploads a version whose references hold its secret (through a console with storage)."""
-    rows = "".join(
+def _rows_with(secret: str) -> bytes:
+    """Organization B's rows, whose references hold its secret."""
+    return "".join(
         json.dumps({"messages": [{"role": "user", "content": f"What is {n}+1?"},
                                  {"role": "assistant", "content": f"{secret} {n + 1}"}]}) + "\n"
         for n in range(8)
     ).encode()
-    console = create_app(site.app_verity, site.read_models, storage=open_storage(site.settings))
-    with TestClient(console) as client:
-        client.headers["Authorization"] = f"Bearer {token}"
-        dataset = client.post("/api/datasets", json={"name": "payroll"})
-        assert dataset.status_code == 201, dataset.text
-        files = {"train": ("train.jsonl", rows, "application/jsonl"),
-                 "validation": ("validation.jsonl", rows, "application/jsonl")}
-        version = client.post(f"/api/datasets/{dataset.json()['id']}/versions", files=files)
-        assert version.status_code == 201, version.text
 
 
 def _everything_a_sees(site: Site, run_id: UUID) -> str:
@@ -124,7 +112,8 @@ def test_a_metric_of_one_organization_finds_nothing_of_another(
     monkeypatch.setenv("VERITY_PARTNER_TOKEN", environment_secret)  # the worker's own environment
 
     beta = site.app_verity.create_organization("Beta", "pro", HUNTER).id
-    _upload_as(site, site.app_verity.issue_token(beta, "beta uploads", "owner", HUNTER, "owner").text, rows_secret)
+    beta_token = site.app_verity.issue_token(beta, "beta uploads", "owner", HUNTER, "owner").text
+    site.upload("payroll", _rows_with(rows_secret), _rows_with(rows_secret), token=beta_token)
 
     roots = [str(data_folder), str(site.settings.models_dir), str(PROJECT)]
     spy = SPY_METRIC.format(roots=roots)

@@ -233,3 +233,77 @@ def test_an_experiment_measures_the_base_model_trains_with_rl_and_compares(site:
     page = client.get(f"/experiments/{experiment_id}").text
     assert "Reward: the evaluation&#39;s main metric (" in page or "Reward: the evaluation's main metric (" in page
     assert " points" in page and "Training ended: Completed" in page
+
+
+# Returns text on one problem of the first batch and raises on one of the second (KeyError at line 5, quoting the
+# answer); scores the others, so the third batch of 8 answers scores as usual.
+FAILS_ON_TWO_PROBLEMS = '''def score(answer, reference):
+    if reference == "{returns_text_on}":
+        return "not a number"
+    if reference == "{raises_on}":
+        raise KeyError("the answer was " + answer)
+    return float(answer.strip() == reference)
+'''
+
+
+def _custom_evaluation(site: Site, name: str, source: str, count: int) -> UUID:
+    version_id = site.verity.register_custom_metric(site.org_id, name, source, OWNER).id
+    evaluation_id = site.verity.create_evaluation(
+        site.org_id, site.project_id, name=name, source={**HELD_OUT, "count": count},
+        scoring={"preset": "qa", "custom_metric": str(version_id)}, main_metric=f"custom.{version_id}", actor=OWNER,
+        max_answer_tokens=16,
+    ).id
+    site.jobs.send_evaluation(evaluation_id)
+    return evaluation_id
+
+
+def test_a_custom_metric_that_fails_on_an_answer_fails_its_batch_and_the_page_and_api_say_so(site: Site):
+    from domain.evaluations.benchmarks import math_pairs_held_out_rows
+
+    references = [row["reference"] for row in math_pairs_held_out_rows(24)]
+    once = [i for i, reference in enumerate(references) if references.count(reference) == 1]
+    text_row, raise_row = next(i for i in once if i < 8), next(i for i in once if 8 <= i < 16)
+    source = FAILS_ON_TWO_PROBLEMS.format(returns_text_on=references[text_row], raises_on=references[raise_row])
+
+    evaluation_id = _custom_evaluation(site, "fails_on_two", source, 24)
+
+    evaluation = site.evaluation(evaluation_id)
+    assert evaluation.status == "Completed", evaluation.failure  # the batches failed, not the evaluation
+    site.read_models.wait_for(site.verity.recorder.max_notification_id())
+    shown = _owner_client(site).get(f"/api/evaluations/{evaluation_id}").json()
+    results = shown["results"]
+    assert not any(r["cut_off"] for r in results)  # so the batches are the examples 1-8, 9-16 and 17-24
+    assert [r["failure"] is not None for r in results] == [True] * 16 + [False] * 8
+    assert all(r["score"] == 0 for r in results[:16])
+    assert results[text_row]["failure"] == "result"
+    assert results[text_row]["metric_error"] == (
+        "returned something that is not a number from 0 to 1: 'not a number'")
+    assert results[raise_row]["failure"] == "execution"
+    assert results[raise_row]["metric_error"].startswith("KeyError at line 5: 'the answer was ")  # in the results
+    mate = results[raise_row + 1 if raise_row < 15 else 8]
+    assert mate["metric_error"] == "Another answer of batch 2 failed: KeyError at line 5"
+    assert shown["evaluation"]["metric_failures"]["failed"] == 16
+    note = (
+        "The custom metric failed on 16 of 24 answers (batch 1: returned something that is not a number from 0 to "
+        "1; batch 2: KeyError at line 5). Those answers score 0; make the metric handle any text."
+    )
+    assert shown["evaluation"]["metric_failures_note"] == note  # the answer's text stays out of it
+    assert evaluation.score == pytest.approx(sum(r["score"] for r in results) / 24)
+
+    page = html.unescape(_owner_client(site).get(f"/evaluations/{evaluation_id}").text)
+    assert note in page
+    assert page.count(">Metric failed</span>") == 16
+    assert "Another answer of batch 1 failed: returned something that is not a number from 0 to 1" in page
+
+
+def test_a_custom_metric_that_fails_on_every_answer_fails_the_evaluation_in_words(site: Site):
+    evaluation_id = _custom_evaluation(
+        site, "never_works", "def score(answer, reference):\n    return {}[answer]\n", 8)
+
+    evaluation = site.evaluation(evaluation_id)
+
+    assert evaluation.status == "Failed"
+    assert evaluation.failure == (
+        "The custom metric failed on all 8 answers (batch 1: KeyError at line 2), so the evaluation has no score. "
+        "Make the metric handle any text."
+    )

@@ -73,6 +73,23 @@ def test_an_evaluation_completes_once_and_then_can_no_longer_fail(world):
         world.verity.record_evaluation_failed(evaluation, "late")
 
 
+def test_an_evaluation_keeps_the_batches_its_custom_metric_failed_and_refuses_counts_that_do_not_add_up(world):
+    v = world.verity
+    evaluation_id = world.evaluation()
+    v.record_evaluation_started(evaluation_id)
+    with pytest.raises(IllegalTransition, match="do not add up"):
+        v.record_evaluation_completed(evaluation_id, 0.5, {"score": 0.5}, [],
+                                      metric_failures={"failed": 9, "graded": 8, "batches": []})
+
+    batch_2 = {"batch": 2, "kind": "execution", "error": "KeyError at line 4"}
+    failures = {"failed": 8, "graded": 16, "batches": [batch_2]}
+    v.record_evaluation_completed(evaluation_id, 0.25, {"score": 0.25}, [], metric_failures=failures)
+
+    evaluation = v.get_evaluation(world.org_id, evaluation_id)
+    assert evaluation.status == "Completed" and evaluation.metric_failures == failures
+    assert v.get_evaluation(world.org_id, world.completed(world.evaluation())).metric_failures is None
+
+
 def test_a_loop_trains_from_the_best_round_benchmarks_and_plateaus(world):
     from domain.runs.settings import run_body_from_api
 

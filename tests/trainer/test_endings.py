@@ -3,6 +3,7 @@ out of memory, and the checks before the model loads."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import torch
 
 from trainer import messages
 from trainer.loop import _vllm_is_a_cpu_build, make_backend, run
+from trainer.tiny_model import math_pairs_rows
 
 pytestmark = pytest.mark.slow
 
@@ -96,29 +98,79 @@ def score(answer, reference):
         raise ValueError("not the reference")
     return 1.0
 """
+# Handles the validation sample (its references start "held out:") and raises on most training answers, so the
+# starting adapter scores and round 1 fails.
+STRICT_BUT_FOR_THE_VALIDATION_SAMPLE = """
+def score(answer, reference):
+    if reference.startswith("held out:"):
+        return float(answer.strip() == reference.removeprefix("held out:"))
+    if answer != reference:
+        raise ValueError("not the reference")
+    return 1.0
+"""
+
+
+def custom_reward(source: str) -> dict:
+    return {
+        "config": {"preset": "qa", "metric": "custom.m-3"},
+        "custom_metric_source": source,
+        "custom_metric_name": "strict",
+        "custom_metric_version": "3",
+    }
 
 
 def test_a_custom_metric_failing_too_often_in_round_one_stops_and_keeps_the_starting_adapter(
     run_spec, tmp_path, records
 ):
-    reward = {
-        "config": {"preset": "qa", "metric": "custom.m-3"},
-        "custom_metric_source": STRICT_METRIC,
-        "custom_metric_name": "strict",
-        "custom_metric_version": "3",
-    }
-    spec = run_spec(tmp_path, reward=reward, **SMALL)
+    validation_rows = [
+        {**row, "reference": f"held out:{row['reference']}"} for row in math_pairs_rows(seed=12, count=64)
+    ]
+    spec = run_spec(tmp_path, reward=custom_reward(STRICT_BUT_FOR_THE_VALIDATION_SAMPLE),
+                    validation_rows=validation_rows, **SMALL)
     assert run(spec, emit=records)  # a stop is not a failure
 
     assert records.types == ["prepared", "round_scored", "stopped", "adapter_saved", "completed"]
     stopped = records.of("stopped")[0]
     assert stopped.reason == "metric_failures" and stopped.after_round == 0 and stopped.best_round == 0
-    assert stopped.note.startswith("strict (v3) failed on ")
+    assert stopped.note.startswith("Custom metric strict (v3) failed on ")
     assert stopped.note.endswith(" answers in round 1: execution. Make it handle any text.")
     assert stopped.log_line == "RL stopped (metric_failures) after round 0 of 3; best round 0."
     assert records.of("completed")[0].note == messages.KEPT_STARTING_ADAPTER
     # the failed round's rollouts go up after the adapter
     assert (tmp_path / "runs" / spec.run_id / "rollouts" / "round-001.jsonl").exists()
+
+
+def test_a_custom_metric_failing_too_often_on_the_starting_adapter_fails_the_run_before_round_one(
+    run_spec, tmp_path, records
+):
+    # It scores a reference against itself (the check before the model loads), and raises on the tiny model's
+    # validation answers that are not exactly right: most of them.
+    spec = run_spec(tmp_path, reward=custom_reward(STRICT_METRIC), **SMALL)
+    assert not run(spec, emit=records)  # nothing is kept before round 0 is scored, so there is no stop to make
+
+    assert records.types == ["prepared", "failed"]
+    assert re.fullmatch(
+        r"Custom metric strict \(v3\) failed on ([2-8]) of 8 answers in round 0: execution\. Make it handle any text\.",
+        records[-1].message,
+    ), records[-1].message
+    assert not (tmp_path / "runs" / spec.run_id).exists()  # no adapter, no rollouts
+
+
+def test_round_zero_fails_on_more_than_a_tenth_of_the_validation_answers_failing_as_every_round_does(
+    run_spec, tmp_path
+):
+    from trainer.loop import ScoredRound, _too_many_metric_failures
+
+    spec = run_spec(tmp_path, reward=custom_reward(STRICT_METRIC))
+
+    def scored(failed: int, graded: int) -> ScoredRound:
+        failures = [["result"] if i < failed else [None] for i in range(graded)]
+        return ScoredRound([], [[]] * graded, [[""]] * graded, torch.zeros(graded, 1), failures, graded)
+
+    assert _too_many_metric_failures(spec, None, scored(1, 10), 0) is None  # a tenth is not more than a tenth
+    assert _too_many_metric_failures(spec, None, scored(2, 10), 0) == (
+        "Custom metric strict (v3) failed on 2 of 10 answers in round 0: result. Make it handle any text."
+    )
 
 
 def test_a_metric_that_fails_on_its_own_reference_stops_the_run_before_the_model_loads(run_spec, tmp_path, records):
