@@ -35,6 +35,7 @@ from app.runs.pages import RunsPageController
 from app.shell.commands import Launcher, Merger, OwnWrites
 from app.shell.errors import API_ERROR_HANDLERS, PAGE_ERROR_HANDLERS
 from app.shell.identity import provide_identity
+from app.shell.json_bodies import BoundedJsonRequest
 from app.shell.pages import home
 from app.shell.static import plotly_js, static_files_router
 from app.shell.templating import template_config
@@ -131,6 +132,7 @@ def create_app(
         before_send=[add_security_headers],
         exception_handlers={TooManyRequestsException: too_many},
         plugins=[HTMXPlugin()],
+        request_class=BoundedJsonRequest,  # htmx's request, with a bound on how deeply a JSON body nests
         template_config=template_config(),
         openapi_config=OpenAPIConfig(
             title="Verity",

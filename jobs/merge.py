@@ -28,6 +28,7 @@ from dramatiq.middleware import Shutdown, TimeLimitExceeded
 
 from domain.actors import Actor
 from domain.runs.merge import MERGING, merged_prefix
+from domain.storage_keys import storage_key
 from jobs.config import DEFAULT_PROVIDER
 from jobs.context import RECONCILER, JobContext
 from jobs.recording import with_fresh_run
@@ -190,6 +191,7 @@ def merge_into_checkpoint(spec: dict[str, Any]) -> dict[str, Any]:
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from trainer.output_head import adapter_targets_head, untie_output_head
     from trainer.spec import Storage
     from trainer.storage import fetch_folder, open_storage
 
@@ -200,8 +202,10 @@ def merge_into_checkpoint(spec: dict[str, Any]) -> dict[str, Any]:
             raise MergeProblem(f"the base model {spec['model']} is not on this worker")
         adapter = fetch_folder(spec["adapter"], Path(work) / "adapter", where.endpoint_url)
         if not (adapter / "adapter_config.json").is_file():
-            raise MergeProblem(f"the adapter is not in the storage at {spec['adapter']}")
+            raise MergeProblem(f"the adapter is not in the storage at {storage_key(spec['adapter'])}")
         base = AutoModelForCausalLM.from_pretrained(spec["model"])
+        if adapter_targets_head(adapter, base):  # a Head run's update must not reach a tied input embedding
+            untie_output_head(base)
         merged = PeftModel.from_pretrained(base, str(adapter)).merge_and_unload()
         out = Path(work) / "merged"
         merged.save_pretrained(out)

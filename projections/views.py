@@ -14,6 +14,7 @@ from uuid import UUID
 from domain.runs import messages, objectives
 from domain.runs.reward import reward_label
 from domain.runs.run import status_line
+from domain.storage_keys import storage_key
 from projections.base import Event, Handler, Projection
 from projections.catalog import catalog_projections
 from projections.evaluations import evaluation_projections
@@ -291,7 +292,8 @@ class RunDetails(RunStates):
             ),
             "Run.MergeRequested": lambda tx, e: self._merge(tx, e, "merging", best_round=e.data["best_round"]),
             "Run.ModelMerged": lambda tx, e: self._merge(
-                tx, e, "merged", location=e.data["location"], files=e.data["files"], size_bytes=e.data["size_bytes"]
+                tx, e, "merged", location=storage_key(e.data["location"]), files=e.data["files"],
+                size_bytes=e.data["size_bytes"],
             ),
             "Run.MergeFailed": lambda tx, e: self._merge(tx, e, "failed", message=e.data["message"]),
         }
@@ -365,7 +367,8 @@ class RunDetails(RunStates):
 
 
 def _adapter(data: dict[str, Any]) -> dict[str, Any]:
-    return {key: data[key] for key in ("best_round", "location", "sha256", "size_bytes")}
+    adapter = {key: data[key] for key in ("best_round", "location", "sha256", "size_bytes")}
+    return {**adapter, "location": storage_key(adapter["location"])}
 
 
 class Rounds(Projection):
@@ -523,7 +526,8 @@ def sentence(e: Event, who: str, total_rounds: int, objective: str = objectives.
         case "ModelMerged":
             count = len(data["files"])
             return (
-                f"The merged model is written to {data['location']}: {count} file{'' if count == 1 else 's'}, "
+                f"The merged model is written to {storage_key(data['location'])}: "
+                f"{count} file{'' if count == 1 else 's'}, "
                 f"{data['size_bytes']:,} bytes."
             )
         case "MergeFailed":
@@ -558,6 +562,19 @@ def _tuning_sentence(e: Event, who: str, objective: str) -> str | None:
 NEVER_IN_FEED = frozenset({"password_hash", "token_sha256", "secret_ciphertext", "password", "secret"})
 
 
+def locations_as_keys(value: Any) -> Any:
+    """Event data as readers see it: every `location` (an adapter's, a merged model's, at any depth) as its key in
+    the storage (domain/storage_keys.py), never the worker's path or the bucket's URL."""
+    if isinstance(value, dict):
+        return {
+            key: storage_key(item) if key == "location" and isinstance(item, str) else locations_as_keys(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [locations_as_keys(item) for item in value]
+    return value
+
+
 class Feed(Projection):
     """Every event of an organization, in order, as JSON-able data."""
 
@@ -578,7 +595,7 @@ class Feed(Projection):
                 "aggregate_id": str(event.aggregate_id),
                 "aggregate_version": event.version,
                 "actor_json": json.dumps(event.actor),
-                "data_json": json.dumps(jsonable(data)),
+                "data_json": json.dumps(locations_as_keys(jsonable(data))),
             },
         )
 

@@ -1,8 +1,9 @@
 """The runs pages: the list, Configure a run, and the run page with its live parts.
 
-Each part of the run page (status line, summary, rounds, timeline) has its own address. A normal request gets
-the whole page; an htmx request (`request.htmx`) gets only that part, which carries its `every 2s` trigger
-while the run is live, so polling stops by itself once the run has ended.
+Each part of the run page (status line, summary, rounds, timeline) has its own address. An htmx request
+(`request.htmx`) gets only that part, which carries its `every 2s` trigger while the run is live, so polling stops
+by itself once the run has ended. A part's address opened without htmx (a browser tab, a crawler, a history
+restore) is sent to the page it belongs to: the run page, or for the timeline its own tab.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ PARTS = {
     "overview": "runs/parts/overview.html",
     "timeline": "runs/parts/timeline.html",
 }
+PAGES = ("overview", "timeline")  # the parts whose address is also a whole page: the run page's two tabs
 
 
 class RunsPageController(Controller):
@@ -167,6 +169,8 @@ class RunsPageController(Controller):
     ) -> Response:
         """Samples of the chosen round (the latest by default, which a live page keeps following)."""
         run = _found(read_models.run(identity.organization_id, run_id))
+        if not wants_fragment(request):
+            return _to_whole_page(run_id)
         unchanged = _unchanged(request, run)
         if unchanged is not None and round_number is None:
             return unchanged
@@ -268,6 +272,8 @@ def _run_page(
 ) -> Response:
     run = _found(read_models.run(identity.organization_id, run_id))
     fragment = wants_fragment(request)
+    if not fragment and part not in PAGES:
+        return _to_whole_page(run_id)
     if fragment and (unchanged := _unchanged(request, run)) is not None:
         return unchanged
     context: dict[str, Any] = run_page_context(read_models, identity, run, tab=tab)
@@ -276,6 +282,11 @@ def _run_page(
     if fragment:
         return HTMXTemplate(template_name=PARTS[part], context=context)
     return Template("runs/detail.html", context=context)
+
+
+def _to_whole_page(run_id: UUID) -> Redirect:
+    """A part asked for outside the page (no htmx): the run page it is a part of, rather than a bare fragment."""
+    return Redirect(path=f"/runs/{run_id}", status_code=303)
 
 
 def _unchanged(request: HTMXRequest, run: Any) -> Response | None:

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from domain.datasets.examples import (
+    IMAGE_PART_TYPES,
     SHAPE_NAMES,
     Example,
     Shape,
@@ -23,6 +24,7 @@ from domain.datasets.examples import (
     content_text,
     messages_have_images,
 )
+from domain.datasets.image_sources import image_reference_problem, part_image_references
 
 MAX_LINE_BYTES = 1024 * 1024
 ROLES = ("system", "user", "assistant")
@@ -119,9 +121,38 @@ def _example(record: Mapping[str, Any], number: int) -> Example:
             'expected {"messages": [...]} or a preference pair {"prompt", "chosen", "rejected"}; '
             f"found the keys {', '.join(sorted(record)) or 'none'}."
         )
+    _check_image_sources(record)
     if top_level_images and not example.has_images:
         return Example(example.line, example.shape, example.prompt, example.reference, True, example.rejected)
     return example
+
+
+def _check_image_sources(record: Mapping[str, Any]) -> None:
+    """Every image the example points at, in its messages' content parts or its "images", may be opened: see
+    domain/datasets/image_sources.py for which addresses those are."""
+    for key in ("messages", "prompt", "chosen", "rejected"):
+        messages = record.get(key)
+        if not isinstance(messages, list):
+            continue
+        for position, message in enumerate(messages, start=1):
+            content = message.get("content") if isinstance(message, Mapping) else None
+            if not isinstance(content, list):
+                continue
+            for number, part in enumerate(content, start=1):
+                if isinstance(part, Mapping) and part.get("type") in IMAGE_PART_TYPES:
+                    for reference in part_image_references(part):
+                        _check_image(reference, f"the image of part {number} of message {position} of {key}")
+    images = record.get("images")
+    listed = [images] if isinstance(images, str) else images if isinstance(images, list) else []
+    for number, image in enumerate(listed, start=1):
+        for reference in part_image_references(image) if isinstance(image, Mapping) else [image]:
+            _check_image(reference, f"image {number} of images")
+
+
+def _check_image(reference: Any, where: str) -> None:
+    problem = image_reference_problem(reference)
+    if problem is not None:
+        raise _LineProblem(f"{where} {problem}")
 
 
 def _chat_example(messages: Any, number: int) -> Example:

@@ -6,6 +6,8 @@ or why it is not (MergeFailed). A failed merge may be asked for again; one under
 
 from __future__ import annotations
 
+from domain.storage_keys import storage_key
+
 MERGING, MERGED, MERGE_FAILED = "merging", "merged", "failed"
 
 NOT_READY = "Only a run whose adapter is ready can be merged into a model."
@@ -14,7 +16,7 @@ NOT_ASKED = "No merge of this run is under way, so none can end now."
 
 
 def already_merged(location: str) -> str:
-    return f"This run's adapter is already merged: the full checkpoint is in storage at {location}."
+    return f"This run's adapter is already merged: the full checkpoint is in storage at {storage_key(location)}."
 
 
 def merged_prefix(run_id: object) -> str:

@@ -77,14 +77,14 @@ def test_images_mark_the_example(jsonl):
             "role": "user",
             "content": [
                 {"type": "text", "text": "What is this?"},
-                {"type": "image_url", "image_url": {"url": "x"}},
+                {"type": "image_url", "image_url": {"url": "https://images.example/cat.png"}},
             ],
         },
         {"role": "assistant", "content": "A cat."},
     ]
     (example,) = parse_examples(jsonl({"messages": messages}))
     assert example.has_images and example.reference == "A cat."
-    (pair,) = parse_examples(jsonl({"prompt": "p", "chosen": "a", "rejected": "b", "images": ["cat.png"]}))
+    (pair,) = parse_examples(jsonl({"prompt": "p", "chosen": "a", "rejected": "b", "images": ["https://images.example/cat.png"]}))
     assert pair.has_images
 
 

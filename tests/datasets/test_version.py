@@ -74,7 +74,7 @@ def test_preference_pairs_are_counted_and_images_noticed(jsonl):
     pairs = jsonl(
         {"prompt": "p", "chosen": "a", "rejected": "b"},
         {
-            "prompt": [{"role": "user", "content": [{"type": "image", "image": "x"}]}],
+            "prompt": [{"role": "user", "content": [{"type": "image", "image": "https://images.example/x.png"}]}],
             "chosen": "a",
             "rejected": "b",
         },

@@ -7,7 +7,7 @@ import json
 import pytest
 
 NUMERIC = {"preset": "numeric", "metric": "numeric_accuracy"}
-IMAGE_PART = {"type": "image_url", "image_url": {"url": "x.png"}}
+IMAGE_PART = {"type": "image_url", "image_url": {"url": "https://images.example/x.png"}}
 WITH_AN_IMAGE = {"messages": [{"role": "user", "content": [IMAGE_PART]}, {"role": "assistant", "content": "1"}]}
 
 

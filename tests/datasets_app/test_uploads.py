@@ -118,6 +118,26 @@ BAD_UPLOADS = {
         "validation.jsonl (validation examples): its examples are a question with an answer, but the training "
         "examples are a chat example. Use one format in a version.",
     ),
+    "an image on the server's disk": (
+        {"train": GOOD_TRAIN + jsonl({"messages": [
+            {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "file:///etc/passwd"}}]},
+            {"role": "assistant", "content": "root"},
+        ]})},
+        "train",
+        "train.jsonl (training examples): Line 3: the image of part 1 of message 1 of messages is "
+        "file:///etc/passwd: an image is an https:// or http:// address of a public host, or a data:image/...;base64 "
+        "URL.",
+    ),
+    "an image only the server reaches": (
+        {"train": GOOD_TRAIN, "validation": jsonl({"messages": [
+            {"role": "user", "content": [{"type": "image", "url": "http://169.254.169.254/latest/meta-data/"}]},
+            {"role": "assistant", "content": "keys"},
+        ]})},
+        "validation",
+        "validation.jsonl (validation examples): Line 1: the image of part 1 of message 1 of messages is "
+        "http://169.254.169.254/latest/meta-data/, whose host 169.254.169.254 is a link-local address, not a public "
+        "one: an image is an https:// or http:// address of a public host, or a data:image/...;base64 URL.",
+    ),
     "no file": (
         {},
         "",

@@ -4,7 +4,6 @@ and every step of it lands in the event store, the read models and the storage f
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -26,7 +25,8 @@ def test_a_full_run_trains_every_round_and_keeps_its_best_adapter(embedded: Site
     assert run["rounds_done"] == 2
     adapter = run["adapter"]
     assert adapter["best_round"] == run["best_round"]
-    weights = Path(adapter["location"]) / "adapter_model.safetensors"
+    assert adapter["location"] == f"runs/{run_id}/adapter"  # its key in the storage, not the server's path
+    weights = embedded.settings.local_storage_dir / adapter["location"] / "adapter_model.safetensors"
     assert weights.stat().st_size == adapter["size_bytes"] and len(adapter["sha256"]) == 64
     storage = embedded.settings.local_storage_dir / "runs" / str(run_id) / "rollouts"
     files = sorted(path.name for path in storage.iterdir())
@@ -93,7 +93,7 @@ def test_start_from_continues_a_finished_runs_adapter_checked_by_its_checksum_an
     embedded.launch(continued_id)
     assert embedded.wait_ended(continued_id)["state"] == "completed"
 
-    weights = Path(source["adapter"]["location"]) / "adapter_model.safetensors"
+    weights = embedded.settings.local_storage_dir / source["adapter"]["location"] / "adapter_model.safetensors"
     stored = weights.read_bytes()
     weights.write_bytes(stored[:-1] + bytes([stored[-1] ^ 0xFF]))  # the stored adapter no longer matches its checksum
     tampered_id = embedded.save(rounds=1, start_run=str(source_id))

@@ -60,7 +60,7 @@ def test_a_run_writes_to_the_bucket_its_owner_connected(
     run = embedded.wait_ended(run_id)
 
     assert run["state"] == "completed", run.get("failure")
-    assert run["adapter"]["location"] == f"s3://team-bucket/verity/runs/{run_id}/adapter"
+    assert run["adapter"]["location"] == f"runs/{run_id}/adapter"  # its key in the bucket, under the prefix
     listing = boto3.client("s3", endpoint_url=s3_server).list_objects_v2(Bucket="team-bucket", Prefix="verity/runs/")
     keys = {item["Key"] for item in listing["Contents"]}
     assert f"verity/runs/{run_id}/rollouts/round-001.jsonl" in keys
@@ -82,7 +82,7 @@ def test_a_run_writes_to_the_bucket_its_owner_connected(
     assert embedded.client.post(f"/api/runs/{run_id}/merge").status_code == 202
     merge = embedded.wait(run_id, lambda run: run["merge"]["state"] != "merging", timeout=90)["merge"]
     assert merge["state"] == "merged", merge
-    assert merge["location"] == f"s3://team-bucket/verity/runs/{run_id}/merged/"
+    assert merge["location"] == f"runs/{run_id}/merged/"
     listing = boto3.client("s3", endpoint_url=s3_server).list_objects_v2(
         Bucket="team-bucket", Prefix=f"verity/runs/{run_id}/merged/"
     )

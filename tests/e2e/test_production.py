@@ -42,7 +42,7 @@ def test_a_trial_then_a_full_run_train_on_a_separate_worker_with_s3_storage(prod
     run = production.wait_ended(run_id)
     assert run["state"] == "completed", run.get("failure")
     adapter = run["adapter"]
-    assert adapter["location"] == f"s3://verity-runs/org/runs/{run_id}/adapter"
+    assert adapter["location"] == f"runs/{run_id}/adapter"  # its key in the storage: no bucket, no prefix
     prefix = f"org/runs/{run_id}/"
     keys = bucket_keys(production, prefix)
     assert f"{prefix}rollouts/round-001.jsonl" in keys and f"{prefix}rollouts/round-002.jsonl" in keys
@@ -61,7 +61,7 @@ def test_a_trial_then_a_full_run_train_on_a_separate_worker_with_s3_storage(prod
     merge = production.wait(run_id, lambda run: run["merge"]["state"] != "merging", timeout=90)["merge"]
     assert merge["state"] == "merged", merge
     merged = f"{prefix}merged/"
-    assert merge["location"] == f"s3://verity-runs/{merged}"
+    assert merge["location"] == f"runs/{run_id}/merged/"
     assert f"{merged}merge.json" in bucket_keys(production, merged)
     assert f"{merged}model.safetensors" in bucket_keys(production, merged) and "model.safetensors" in merge["files"]
     ended = production.timeline(run_id)[-2:]

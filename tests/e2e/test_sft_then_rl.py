@@ -8,16 +8,12 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 from typing import TYPE_CHECKING
 from uuid import UUID
 
 import pytest
-from litestar.testing import TestClient
 
-from app.factory import create_app
 from domain.rewards.math_pairs import math_pairs_problem
-from verity.storage import open_storage
 
 if TYPE_CHECKING:
     from conftest import Site
@@ -52,20 +48,6 @@ def preference_pairs(seed: int, count: int) -> bytes:
     ])
 
 
-def upload(site: Site, name: str, train: bytes, validation: bytes) -> str:
-    """Through a console that has the site's storage folder (the shared site fixture serves one without)."""
-    console = create_app(site.app_verity, site.read_models, storage=open_storage(site.settings))
-    with TestClient(console) as client:
-        client.headers["Authorization"] = site.client.headers["Authorization"]
-        dataset = client.post("/api/datasets", json={"name": name})
-        assert dataset.status_code == 201, dataset.text
-        files = {"train": ("train.jsonl", train, "application/jsonl"),
-                 "validation": ("validation.jsonl", validation, "application/jsonl")}
-        version = client.post(f"/api/datasets/{dataset.json()['id']}/versions", files=files)
-    assert version.status_code == 201, version.text
-    return version.json()["id"]
-
-
 def save_tuning(site: Site, name: str, objective: str, version_id: str, advanced: dict, **block: object) -> UUID:
     body = {
         "name": name,
@@ -88,8 +70,8 @@ def round_zero_validation(feed: list[dict], run_id: UUID) -> float:
 
 
 def test_sft_then_rl_from_its_adapter_and_a_dpo_run_all_in_the_runs_list_and_the_feed(embedded: Site) -> None:
-    chats = upload(embedded, "math chats", conversations(seed=21, count=128), conversations(seed=22, count=16))
-    pairs = upload(embedded, "math pairs", preference_pairs(seed=31, count=32), preference_pairs(seed=32, count=8))
+    chats = embedded.upload("math chats", conversations(seed=21, count=128), conversations(seed=22, count=16))
+    pairs = embedded.upload("math pairs", preference_pairs(seed=31, count=32), preference_pairs(seed=32, count=8))
     sft = save_tuning(embedded, "sft on math chats", "sft", chats, {}, epochs=3, batch_size=16)
     dpo = save_tuning(embedded, "dpo on math pairs", "dpo", pairs, {"learning_rate": 5e-4, "micro_batch_size": 8},
                       epochs=1, batch_size=8, beta=0.1)
@@ -108,7 +90,7 @@ def test_sft_then_rl_from_its_adapter_and_a_dpo_run_all_in_the_runs_list_and_the
     dpo_run = embedded.wait_ended(dpo, timeout=240)
     assert dpo_run["state"] == "completed", dpo_run.get("failure")
     adapter = dpo_run["adapter"]
-    weights = Path(adapter["location"]) / "adapter_model.safetensors"
+    weights = embedded.settings.local_storage_dir / adapter["location"] / "adapter_model.safetensors"
     assert weights.stat().st_size == adapter["size_bytes"] and len(adapter["sha256"]) == 64
     base_run, rl_run = embedded.wait_ended(base, timeout=240), embedded.wait_ended(after_sft, timeout=240)
     assert base_run["state"] == rl_run["state"] == "completed", (base_run.get("failure"), rl_run.get("failure"))

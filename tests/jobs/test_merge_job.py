@@ -30,7 +30,7 @@ def finished(world: World, adapter: str) -> UUID:
 
 @pytest.mark.parametrize("missing", ["adapter", "model"])
 def test_a_merge_that_fails_records_why_in_one_sentence(world: World, tmp_path, tiny_model_dir, missing) -> None:
-    adapter = tmp_path / "no-such-adapter"
+    adapter = world.settings.local_storage_dir / "runs" / "gone" / "adapter"  # where the trainer would have saved it
     if missing == "adapter":  # the base model is there (the project's tiny model), its adapter is not
         world.settings.models_dir.mkdir(parents=True, exist_ok=True)
         world.settings.tiny_model_dir.symlink_to(tiny_model_dir, target_is_directory=True)
@@ -40,7 +40,7 @@ def test_a_merge_that_fails_records_why_in_one_sentence(world: World, tmp_path, 
     run = world.verity.get_run(None, run_id)
     assert run.merge["state"] == "failed", run.merge
     reason = (
-        f"the adapter is not in the storage at {adapter}." if missing == "adapter"
+        "the adapter is not in the storage at runs/gone/adapter." if missing == "adapter"  # its key, not the path
         else f"the base model {world.settings.tiny_model_dir} is not on this worker."
     )
     assert run.merge["message"] == merge_job.merge_failed_message(reason)

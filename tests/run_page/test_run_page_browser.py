@@ -185,10 +185,12 @@ def test_merge_model_writes_a_merged_checkpoint_to_storage(browser_page, followe
     merged = served.data_dir / "storage" / "runs" / followed_run["run_id"] / "merged"
     assert (merged / "model.safetensors").is_file() and (merged / "config.json").is_file()
     assert not (merged / "adapter_config.json").exists()  # a full checkpoint, not an adapter
-    assert f"Merged model written to {merged} (" in page.locator(".merge-state").inner_text()
+    key = f"runs/{followed_run['run_id']}/merged"  # shown as its key in the storage, not the server's path
+    assert f"Merged model written to {key} (" in page.locator(".merge-state").inner_text()
     page.goto(f"{served.url}/runs/{followed_run['run_id']}/timeline")
     timeline = page.locator("main").inner_text()
-    assert "asked for the adapter of round" in timeline and f"The merged model is written to {merged}" in timeline
+    assert "asked for the adapter of round" in timeline and f"The merged model is written to {key}:" in timeline
+    assert str(served.data_dir / "storage") not in timeline
 
 
 def test_the_page_logged_no_console_error(browser_page, followed_run) -> None:

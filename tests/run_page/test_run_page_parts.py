@@ -228,16 +228,16 @@ def test_merge_model_is_recorded_shown_while_it_runs_and_then_where_the_checkpoi
     assert again.status_code == 409 and "already being merged" in again.text and page.merged == [run_id]
 
     worker = Actor("system", "worker:w1", "Worker w1")
-    page.verity.record_model_merged(run_id, f"/data/runs/{run_id}/merged", ["config.json", "model.safetensors"],
-                                    3 * 2**20, worker)
+    page.verity.record_model_merged(run_id, f"/data/storage/runs/{run_id}/merged",
+                                    ["config.json", "model.safetensors"], 3 * 2**20, worker)
     page.settle()
     summary = page.client.get(f"/runs/{run_id}/summary", headers=HTMX).text
-    assert f"Merged model written to /data/runs/{run_id}/merged (2 files, 3.0 MiB)." in summary
+    assert f"Merged model written to runs/{run_id}/merged (2 files, 3.0 MiB)." in summary  # its key in the storage
     assert "hx-trigger" not in summary  # done: the summary stops polling
     sentences = [entry.sentence for entry in page.read_models.timeline(page.org_id, run_id)][-2:]
     assert sentences == [
         "owner@localhost asked for the adapter of round 2 to be merged into the base model.",
-        f"The merged model is written to /data/runs/{run_id}/merged: 2 files, 3,145,728 bytes.",
+        f"The merged model is written to runs/{run_id}/merged: 2 files, 3,145,728 bytes.",
     ]
 
 
@@ -337,3 +337,104 @@ def test_a_run_is_live_until_it_has_ended_and_no_longer(page: Page) -> None:
     page.verity.record_adapter_ready(stopped, 1, "here", "ab" * 32, 4)
     assert live(stopped) is False  # an early stop ends at Adapter ready
     assert [r.accuracy for r in page.read_models.rounds(page.org_id, stopped)] == [0.40, None]
+
+
+LIVE_PARTS = ("status", "summary", "reward", "metrics", "rounds", "logs", "steps", "samples")
+
+
+def test_a_part_opened_in_a_browser_tab_sends_the_reader_to_the_whole_run_page(page: Page) -> None:
+    run_id = page.finished_run()
+    page.settle()
+    for part in LIVE_PARTS:
+        opened = page.client.get(f"/runs/{run_id}/{part}", follow_redirects=False)
+        assert opened.status_code == 303 and opened.headers["location"] == f"/runs/{run_id}", (part, opened.text)
+        whole = page.client.get(f"/runs/{run_id}/{part}")
+        assert whole.status_code == 200 and "<!doctype html>" in whole.text and "Finished all 2 rounds" in whole.text
+        restored = page.client.get(  # the back button after hx-push-url asks for the whole page too
+            f"/runs/{run_id}/{part}", headers={**HTMX, "HX-History-Restore-Request": "true"}, follow_redirects=False
+        )
+        assert restored.status_code == 303, part
+        fragment = page.client.get(f"/runs/{run_id}/{part}", headers=HTMX)
+        assert fragment.status_code == 200 and "<!doctype html>" not in fragment.text, part
+    timeline = page.client.get(f"/runs/{run_id}/timeline")  # the Timeline tab's own address: a whole page
+    assert timeline.status_code == 200 and "<!doctype html>" in timeline.text and "The run completed." in timeline.text
+    timeline_part = page.client.get(f"/runs/{run_id}/timeline", headers=HTMX)
+    assert timeline_part.status_code == 200 and "<!doctype html>" not in timeline_part.text
+    assert "The run completed." in timeline_part.text
+
+
+def test_a_live_part_polled_with_its_stamp_answers_204_only_to_htmx(page: Page) -> None:
+    run_id = page.launched_run()
+    page.score(run_id, 0, None, 0.30)
+    page.score(run_id, 1, 0.40, 0.45)
+    page.settle()
+    stamp = re.search(r"\?v=([0-9a-f]+)", page.client.get(f"/runs/{run_id}/rounds", headers=HTMX).text).group(1)
+    for part in LIVE_PARTS:
+        assert page.client.get(f"/runs/{run_id}/{part}?v={stamp}", headers=HTMX).status_code == 204, part
+        tab = page.client.get(f"/runs/{run_id}/{part}?v={stamp}", follow_redirects=False)
+        assert tab.status_code == 303 and tab.headers["location"] == f"/runs/{run_id}", part
+    assert "<!doctype html>" in page.client.get(f"/runs/{run_id}/logs?v={stamp}").text
+
+
+def test_a_part_of_a_run_of_no_one_here_is_not_found_with_or_without_htmx(page: Page) -> None:
+    nowhere = "00000000-0000-4000-8000-000000000000"
+    for part in (*LIVE_PARTS, "timeline"):
+        assert page.client.get(f"/runs/{nowhere}/{part}", follow_redirects=False).status_code == 404, part
+        assert page.client.get(f"/runs/{nowhere}/{part}", headers=HTMX).status_code == 404, part
+
+
+def test_readers_see_where_files_are_in_the_storage_never_the_servers_own_paths(page: Page) -> None:
+    storage_folder = str(page.storage.root)  # the data folder's storage: the trainer and the merge job write there
+    run_id = page.launched_run(rounds=1)
+    page.score(run_id, 0, None, 0.30)
+    page.score(run_id, 1, 0.40, 0.45)
+    page.verity.record_saving_adapter(run_id)
+    saved_at = page.storage.root / "runs" / str(run_id) / "adapter"  # as the trainer reports it
+    page.verity.record_adapter_ready(run_id, 1, str(saved_at), "ab" * 32, 4)
+    page.verity.record_completed(run_id)
+    held_out = {"kind": "benchmark", "name": "math_pairs_held_out", "count": 8}
+    evaluation = page.verity.create_evaluation(  # its Created event carries the adapter it scores, location and all
+        page.org_id, page.project_id, name="adapter", source=held_out, scoring={"preset": "verifiable"},
+        main_metric="math_pairs", actor=OWNER, adapter_run=run_id,
+    ).id
+    page.settle()
+    assert page.client.post(f"/runs/{run_id}/merge", follow_redirects=False).status_code == 303
+    merged = page.storage.root / "runs" / str(run_id) / "merged"
+    page.verity.record_model_merged(run_id, f"{merged}/", ["model.safetensors"], 2**20, OWNER)
+    on_s3 = page.launched_run(rounds=1)  # a run of an organization whose storage is its own S3 bucket
+    page.score(on_s3, 0, None, 0.30)
+    page.score(on_s3, 1, 0.40, 0.45)
+    page.verity.record_saving_adapter(on_s3)
+    page.verity.record_adapter_ready(on_s3, 1, f"s3://team-bucket/verity/runs/{on_s3}/adapter", "cd" * 32, 4)
+    page.verity.record_completed(on_s3)
+    page.settle()
+
+    feed = page.client.get("/api/events", params={"after": 0, "limit": 1000})
+    run = page.client.get(f"/api/runs/{run_id}").json()
+    answers = {
+        "feed": feed.text,
+        "runs": page.client.get("/api/runs").text,
+        "run": json.dumps(run),
+        "timeline": page.client.get(f"/api/runs/{run_id}/events").text,
+        "evaluation": page.client.get(f"/api/evaluations/{evaluation}").text,
+        "run on S3": page.client.get(f"/api/runs/{on_s3}").text,
+        "merged again": page.client.post(f"/api/runs/{run_id}/merge").text,  # refused: it says where the model is
+        "page": page.client.get(f"/runs/{run_id}").text,
+        "timeline page": page.client.get(f"/runs/{run_id}/timeline").text,
+        "history": page.client.get(f"/runs/{run_id}/history.json").text,
+    }
+    for name, text in answers.items():
+        assert storage_folder not in text and "s3://" not in text, name
+
+    assert run["adapter"]["location"] == f"runs/{run_id}/adapter"
+    assert run["merge"]["location"] == f"runs/{run_id}/merged/"
+    assert page.client.get(f"/api/runs/{on_s3}").json()["adapter"]["location"] == f"runs/{on_s3}/adapter"
+    ours = (str(run_id), str(evaluation))
+    shown = {e["type"]: e["data"] for e in feed.json()["events"] if e["aggregate_id"] in ours}
+    assert shown["Run.AdapterReady"]["location"] == f"runs/{run_id}/adapter"
+    assert shown["Run.ModelMerged"]["location"] == f"runs/{run_id}/merged/"
+    assert shown["Evaluation.Created"]["adapter"]["location"] == f"runs/{run_id}/adapter"
+    assert f"the full checkpoint is in storage at runs/{run_id}/merged/." in answers["merged again"]
+    assert f"Merged model written to runs/{run_id}/merged/ (" in answers["page"]
+    # the events keep what the workers reported: the jobs read the files back from there
+    assert page.verity.get_run(page.org_id, run_id).adapter["location"].startswith(storage_folder)
