@@ -18,7 +18,7 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m trainer")
     commands = parser.add_subparsers(dest="command", required=True)
-    run_parser = commands.add_parser("run", help="do the RL, SFT or DPO run a spec describes")
+    run_parser = commands.add_parser("run", help="do the RL, SFT, DPO or Head run a spec describes")
     run_parser.add_argument("spec", help="path of the run spec (JSON)")
     evaluate_parser = commands.add_parser("evaluate", help="score a model on test examples (an evaluation spec)")
     evaluate_parser.add_argument("spec", help="path of the evaluation spec (JSON)")
@@ -42,9 +42,9 @@ def main(argv: list[str] | None = None) -> int:
 
         return evaluate_from_file(args.spec)
 
-    with open(args.spec) as handle:  # the spec's objective picks the loop: RL (the default), SFT or DPO
+    with open(args.spec) as handle:  # the spec's objective picks the loop: RL (the default), SFT, DPO or Head
         objective = json.load(handle).get("objective", "rl")
-    if objective in ("sft", "dpo"):
+    if objective in ("sft", "dpo", "head"):
         from trainer.tuning import run_from_file as run_tuning_from_file
 
         return run_tuning_from_file(args.spec)

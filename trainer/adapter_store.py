@@ -14,7 +14,8 @@ from trainer.storage import RunStorage, file_sha256
 def store_adapter(run_id: str, storage: RunStorage, model, best_round: int) -> AdapterSaved:
     """`model` is a peft PeftModel holding the adapter to keep."""
     with tempfile.TemporaryDirectory(prefix="verity-adapter-") as folder:
-        model.save_pretrained(folder)
+        # peft would also save a targeted output head's whole frozen weight; the base model has it already
+        model.save_pretrained(folder, save_embedding_layers=False)
         weights = Path(folder) / ADAPTER_WEIGHTS
         for path in sorted(Path(folder).iterdir()):
             if path.is_file():

@@ -183,7 +183,7 @@ def _run(spec: RunSpec, emit: Emit, grader: Grader, clock: Clock, backend_factor
 
     formatting = _format_check(spec, tokenizer) if spec.trial else {}
     try:
-        policy = load_policy(spec, tokenizer)
+        policy = load_policy(spec, tokenizer, trains="linear")  # a Head run's adapter gains the linear layers
     except (StartAdapterMismatch, PolicyUnloadable) as problem:
         raise RunFailed(str(problem)) from None
     backend = backend_factory(spec, policy)
@@ -549,7 +549,8 @@ def _no_signal_message(state: RunState) -> str:
 def _adapter_snapshot(policy: Policy) -> dict[str, torch.Tensor]:
     from peft import get_peft_model_state_dict
 
-    return {k: v.detach().to("cpu", copy=True) for k, v in get_peft_model_state_dict(policy.model).items()}
+    state = get_peft_model_state_dict(policy.model, save_embedding_layers=False)  # not a targeted head's frozen weight
+    return {k: v.detach().to("cpu", copy=True) for k, v in state.items()}
 
 
 def _save_best_adapter(spec: RunSpec, storage: RunStorage, policy: Policy, state: RunState) -> AdapterSaved:

@@ -1,20 +1,25 @@
-"""Loading the policy: the base model (optionally quantized on a GPU), a new or continued LoRA adapter."""
+"""Loading the policy: the base model (optionally quantized on a GPU), a new or continued LoRA adapter (on every
+linear layer, or on the output head alone for Head)."""
 
 from __future__ import annotations
 
 import logging
 import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
+from trainer.output_head import Trains, output_head_name, targets_only_head, widened_config
 from trainer.spec import RunSpec
 from trainer.storage import fetch_folder, file_sha256
 
 log = logging.getLogger(__name__)
 
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
+# peft warns whenever a LoRA targets a head tied to the input embedding; training one is safe (output_head.py).
+TIED_HEAD_WARNING = r".*tie_word_embeddings.*"
 
 
 class StartAdapterMismatch(RuntimeError):
@@ -63,8 +68,10 @@ def pick_device() -> torch.device:
     return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
 
 
-def load_policy(spec: RunSpec, tokenizer) -> Policy:
-    from peft import LoraConfig, PeftModel, get_peft_model
+def load_policy(spec: RunSpec, tokenizer, trains: Trains | None = None) -> Policy:
+    """The base model with the adapter to train: `trains` says which layers (trainer/output_head.py); None, for an
+    evaluation that trains nothing, loads a start adapter as it was saved."""
+    from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
 
     device = pick_device()
@@ -92,17 +99,18 @@ def load_policy(spec: RunSpec, tokenizer) -> Policy:
     base.config.use_cache = True
 
     if spec.start_adapter is not None:
-        folder = fetch_start_adapter(spec)
-        model = PeftModel.from_pretrained(base, str(folder), is_trainable=True)
+        model = _continued_adapter(base, fetch_start_adapter(spec), trains)
     else:
         config = LoraConfig(
             r=spec.lora_rank,
             lora_alpha=spec.lora_alpha,
             lora_dropout=0.0,
-            target_modules="all-linear",
+            target_modules=[output_head_name(base)] if trains == "head" else "all-linear",
             task_type="CAUSAL_LM",
         )
-        model = get_peft_model(base, config)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=TIED_HEAD_WARNING)  # tied: see trainer/output_head.py
+            model = get_peft_model(base, config)
     model.train()
     return Policy(
         model=model,
@@ -111,6 +119,30 @@ def load_policy(spec: RunSpec, tokenizer) -> Policy:
         end_ids=end_token_ids(tokenizer, base),
         pad_id=tokenizer.pad_token_id,
     )
+
+
+def _continued_adapter(base, folder: Path, trains: Trains | None):
+    """A finished run's adapter, trainable. One that trained the head alone (a Head run's) gains every linear layer
+    when the new run trains them, so RL from a Head run keeps its head and trains as RL always does."""
+    from peft import LoraConfig, PeftModel, get_peft_model, set_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    saved = LoraConfig.from_pretrained(str(folder))
+    head_only = targets_only_head(saved.target_modules, output_head_name(base))
+    if trains == "head" and not head_only:
+        raise PolicyUnloadable(
+            "Head trains the output head alone, and the adapter to start from changes more than the head: "
+            "start from a Head run, or from the base model."
+        )
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=TIED_HEAD_WARNING)
+        if trains != "linear" or not head_only:
+            return PeftModel.from_pretrained(base, str(folder), is_trainable=True)
+        model = get_peft_model(base, widened_config(saved, base))
+    loaded = set_peft_model_state_dict(model, load_file(str(folder / ADAPTER_WEIGHTS)))
+    if loaded.unexpected_keys:
+        raise StartAdapterMismatch("The adapter to start from holds weights its own config does not name.")
+    return model
 
 
 def fetch_start_adapter(spec: RunSpec) -> Path:

@@ -1,6 +1,6 @@
-"""The spec of an SFT or DPO run: the objective, the rows (messages; DPO's rejected answer), the settings.
+"""The spec of an SFT, DPO or Head run: the objective, the rows (messages; DPO's rejected answer), the settings.
 
-jobs/ writes it like the RL spec (`to_dict()` → JSON) with `"objective": "sft"` or `"dpo"`; `python -m trainer
+jobs/ writes it like the RL spec (`to_dict()` → JSON) with `"objective": "sft"`, `"dpo"` or `"head"`; `python -m trainer
 run SPEC.json` reads the objective and hands the file here instead of to the RL loop.
 """
 
@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from trainer.spec import ModelRef, SpecError, StartAdapter, Storage, parse_deadline
 
-Objective = Literal["sft", "dpo"]
+Objective = Literal["sft", "dpo", "head"]
 TRIAL_ROWS = 8  # a trial trains one epoch on at most 8 training rows and validates on at most 8
 
 
@@ -48,8 +48,8 @@ class TuneSpec:
     quantization: str = "none"
 
     def __post_init__(self) -> None:
-        if self.objective not in ("sft", "dpo"):
-            raise SpecError(f"objective must be sft or dpo here, not {self.objective!r}")
+        if self.objective not in ("sft", "dpo", "head"):
+            raise SpecError(f"objective must be sft, dpo or head here, not {self.objective!r}")
         if not self.train_rows or not self.validation_rows:
             raise SpecError("train_rows and validation_rows must not be empty")
         if self.objective == "dpo" and any(row.rejected is None for row in self.train_rows):

@@ -1,4 +1,7 @@
-"""An SFT or DPO run with TRL's trainers on a LoRA adapter: what both objectives share.
+"""An SFT, DPO or Head run on a LoRA adapter, with TRL's trainers (transformers' for Head): what they share.
+
+Head is SFT's data and loss on a LoRA adapter of the output head alone (trainer/output_head.py), trained by
+transformers' Trainer (trainer/head.py), since TRL's trainers leave an adapter on the head out of their loss.
 
 The policy comes from model_loading (a new adapter, or a finished run's adapter checked against its checksum), TRL
 trains it, a callback turns TRL's logs into `step_logged` records and stops at the time limit, and the adapter of
@@ -30,6 +33,7 @@ from trainer.model_loading import (
     memory_total_bytes,
     peak_memory_bytes,
 )
+from trainer.output_head import peft_model_trains_head
 from trainer.progress import (
     Completed,
     Failed,
@@ -46,7 +50,11 @@ from trainer.tune_spec import TRIAL_ROWS, TuneSpec
 
 log = logging.getLogger(__name__)
 Emit = Callable[[ProgressRecord], None]
-NAMES = {"sft": "SFT", "dpo": "DPO"}
+NAMES = {"sft": "SFT", "dpo": "DPO", "head": "Head"}
+TRL_LEAVES_HEAD_OUT = (
+    "{name} can't continue an adapter that trains the output head (a Head run's, or one started from it): its "
+    "trainer computes the loss from the head's own weight and would leave that part out. Start RL from it instead."
+)
 
 
 class StepReporter(TrainerCallback):
@@ -133,7 +141,10 @@ def _run(spec: TuneSpec, build_trainer: TrainerBuilder, emit: Emit) -> bool:
     validation_rows = spec.validation_rows[:TRIAL_ROWS] if spec.trial else spec.validation_rows[:128]
     tokenizer = load_tokenizer(spec)  # type: ignore[arg-type]  # it reads spec.model only
     tokenizer.padding_side = "right"
-    policy = load_policy(spec, tokenizer)  # type: ignore[arg-type]  # model, quantization, adapter settings
+    trains = "head" if spec.objective == "head" else "linear"
+    policy = load_policy(spec, tokenizer, trains)  # type: ignore[arg-type]  # model, quantization, adapter settings
+    if trains == "linear" and peft_model_trains_head(policy.model):  # the domain refuses this start; say why here too
+        raise PolicyUnloadable(TRL_LEAVES_HEAD_OUT.format(name=NAMES[spec.objective]))
     emit(Prepared(len(train_rows), len(validation_rows), round(time.monotonic() - started, 3)))
     reporter = StepReporter(emit, spec.deadline)
     with tempfile.TemporaryDirectory(prefix="verity-tune-") as output_dir:
@@ -170,10 +181,21 @@ def _run(spec: TuneSpec, build_trainer: TrainerBuilder, emit: Emit) -> bool:
     return True
 
 
+def trainer_builder(objective: str) -> TrainerBuilder:
+    """The trainer of an objective: TRL's for SFT and DPO, transformers' for Head (trainer/head.py)."""
+    if objective == "head":
+        from trainer.head import build_head_trainer
+
+        return build_head_trainer
+    if objective == "sft":
+        from trainer.sft import build_sft_trainer
+
+        return build_sft_trainer
+    from trainer.dpo import build_dpo_trainer
+
+    return build_dpo_trainer
+
+
 def run_from_file(path: str) -> int:
     spec = TuneSpec.from_dict(json.loads(Path(path).read_text()))
-    if spec.objective == "sft":
-        from trainer.sft import build_sft_trainer as build
-    else:
-        from trainer.dpo import build_dpo_trainer as build
-    return 0 if run_tuning(spec, build) else 1
+    return 0 if run_tuning(spec, trainer_builder(spec.objective)) else 1

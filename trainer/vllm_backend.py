@@ -76,7 +76,7 @@ class VllmBackend:
         """Save the live adapter to a new folder for the next LoRA request; drop the previous one."""
         self.version += 1
         folder = self.adapter_root / f"v{self.version}"
-        self.policy.model.save_pretrained(str(folder))
+        self.policy.model.save_pretrained(str(folder), save_embedding_layers=False)  # as adapter_store saves
         previous = self.adapter_root / f"v{self.version - 1}"
         if previous.exists():
             shutil.rmtree(previous, ignore_errors=True)
