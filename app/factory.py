@@ -6,6 +6,7 @@ server builds the real one from the wiring.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 from uuid import UUID
 
@@ -21,6 +22,7 @@ from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.plugins.htmx import HTMXPlugin
 
 from app import datasets, evaluations, experiments, loops, metrics
+from app.agent import ConsoleTools, agent_endpoint, agent_lifespan, agent_server
 from app.auth.account import AccountController
 from app.auth.config import AuthConfig
 from app.auth.connections import ConnectionsController
@@ -31,6 +33,7 @@ from app.auth.protection import BearerOrCsrfMiddleware, add_security_headers, cs
 from app.auth.settings import SettingsController
 from app.events.api import EventsApiController
 from app.runs.api import RunsApiController
+from app.runs.editing import DraftsPageController
 from app.runs.pages import RunsPageController
 from app.shell.commands import Launcher, Merger, OwnWrites
 from app.shell.errors import API_ERROR_HANDLERS, PAGE_ERROR_HANDLERS
@@ -87,6 +90,10 @@ def create_app(
     auth = auth or AuthConfig()
     launch = launcher or _launch_nothing
     own_writes = OwnWrites(read_models, runner)
+    # the MCP server at /mcp: the same commands and read models as the JSON API, for an agent with an API token
+    agent = agent_server(
+        ConsoleTools(verity, read_models, own_writes, launch, functools.cache(lambda: _storage_or_configured(storage)))
+    )
     api = Router(
         path="/api",
         route_handlers=[RunsApiController, EventsApiController, *datasets.API_CONTROLLERS, *metrics.API_CONTROLLERS,
@@ -97,7 +104,8 @@ def create_app(
     pages = Router(
         path="/",
         route_handlers=[
-            home, RunsPageController, *datasets.PAGE_CONTROLLERS, *metrics.PAGE_CONTROLLERS, *AUTH_PAGES,
+            home, RunsPageController, DraftsPageController, *datasets.PAGE_CONTROLLERS, *metrics.PAGE_CONTROLLERS,
+            *AUTH_PAGES,
             *evaluations.PAGE_CONTROLLERS, *loops.PAGE_CONTROLLERS, *experiments.PAGE_CONTROLLERS,
         ],
         exception_handlers={**PAGE_ERROR_HANDLERS, NotAuthorizedException: sign_in_first},
@@ -111,7 +119,7 @@ def create_app(
         set_rate_limit_headers=False,
     )
     return Litestar(
-        route_handlers=[api, pages, static_files_router(), plotly_js],
+        route_handlers=[api, pages, static_files_router(), plotly_js, agent_endpoint(agent, verity)],
         dependencies={
             "verity": Provide(lambda: verity, use_cache=True, sync_to_thread=False),
             "read_models": Provide(lambda: read_models, use_cache=True, sync_to_thread=False),
@@ -142,6 +150,7 @@ def create_app(
             render_plugins=[JsonRenderPlugin()],  # /api/schema/openapi.json; no UI pulled from a CDN
         ),
         on_startup=[runner.start] if runner else [],
+        lifespan=[agent_lifespan(agent)],
         on_shutdown=[runner.stop] if runner else [],
         debug=debug,
     )

@@ -10,7 +10,10 @@ from typing import Any
 import uvicorn
 
 from app.auth.config import AuthConfig
+from app.evaluations.waiting import EMBEDDED_WORKER
 from app.factory import create_app
+from app.runs.readiness import LAUNCH_READINESS
+from app.shell.access_log import log_config
 from migrations import apply_migrations
 from projections.runner import ProjectionRunner
 from verity.config import Settings
@@ -22,9 +25,10 @@ from verity.wiring import build_application, build_read_models, ensure_default_o
 log = logging.getLogger(__name__)
 
 
-# (settings, verity, read_models) -> (launcher, merger, stop[, evaluation_jobs]): the jobs, started beside the
-# console (verity/cli.py passes jobs/'s; the app never imports jobs/, which reach the trainer). evaluation_jobs, when
-# given, sends new evaluations and loop steps (app/evaluations/sending.py reads it from the app's state).
+# (settings, verity, read_models) -> (launcher, merger, stop[, evaluation_jobs[, launch_readiness]]): the jobs,
+# started beside the console (verity/cli.py passes jobs/'s; the app never imports jobs/, which reach the trainer).
+# evaluation_jobs, when given, sends new evaluations and loop steps (app/evaluations/sending.py reads it from the
+# app's state); launch_readiness says why a run can't be trained here, before Launch queues it.
 JobsStarter = Callable[[Settings, Any, Any], tuple[Any, ...]]
 
 
@@ -55,7 +59,11 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000, jobs: J
     )
     if len(started) > 3 and started[3] is not None:
         app.state["evaluation_jobs"] = started[3]
+    if len(started) > 4 and started[4] is not None:  # what the worker can tell at Launch (app/runs/readiness.py)
+        app.state[LAUNCH_READINESS] = started[4]
+    # No broker: the jobs' one worker runs in this process, so a page can say what Queued work waits for.
+    app.state[EMBEDDED_WORKER] = jobs is not None and settings.broker_url is None
     try:
-        uvicorn.run(app, host=host, port=port, log_level="info")
+        uvicorn.run(app, host=host, port=port, log_level="info", log_config=log_config())
     finally:
         stop_jobs()

@@ -14,6 +14,7 @@ Contract notes (CONTRACT_SPINE.md), where this module adds to it:
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 from uuid import UUID
@@ -22,19 +23,30 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError
 
+from domain.access import roles
 from domain.access.commands import AccessCommands
+from domain.access.roles import MERGE_ROLE_NEEDED, ROLE_NEEDED
 from domain.actors import TRAINER, Actor
 from domain.custom_metric_commands import CustomMetricCommands
 from domain.datasets.commands import DatasetCommands
-from domain.errors import ConcurrentChange, DomainError, NotAllowed, NotFound, SettingsInvalid
+from domain.errors import (
+    ConcurrentChange,
+    DomainError,
+    NotAllowed,
+    NotFound,
+    NotReady,
+    PlanNeeded,
+    SettingsInvalid,
+)
 from domain.evaluations.commands import EvaluationCommands
 from domain.experiments.commands import ExperimentCommands
 from domain.loops.commands import LoopCommands
 from domain.organizations import PLANS, Organization, Project
 from domain.runs import objectives
+from domain.runs.drafts import adapter_locked_problems, changed_settings, copy_name
 from domain.runs.progress import RoundResult, StepLog, TrialReport
-from domain.runs.reward import resolve_reward
-from domain.runs.run import FINISHED_WITH_ADAPTER, Run
+from domain.runs.reward import makes_own_prompts, resolve_reward
+from domain.runs.run import DRAFT, FINISHED_WITH_ADAPTER, Run
 from domain.runs.settings import RunDraft, revision_to_pin, run_body_from_api, saved_revision
 from domain.written import Written
 
@@ -44,10 +56,9 @@ A = TypeVar("A", bound=Aggregate)
 PRO_PLAN_NEEDED = (
     "RL training is on the Pro plan. An owner can change the plan under Settings → Plan and billing."
 )
-MERGE_ROLE_NEEDED = "Merging a model needs the member or owner role."
-ROLE_NEEDED = (
-    "Launching a run needs the member or owner role, and you are a viewer. Ask an owner of your "
-    "organization to change your role."
+AGENT_NEEDS_BASELINE = (
+    "start_training takes its reward from a completed baseline evaluation of the run's dataset version: name one "
+    "(list_baselines shows them)."
 )
 CONCURRENT = (
     "Someone else changed this at the same time. Reload the page to see their change, then try again."
@@ -182,20 +193,26 @@ class Verity(
         if project.vision:
             errors[""] = vision_refusal(project.model)
         try:
-            if draft.reward is None and not draft.is_trial and draft.baseline:  # 000: "The default is the baseline's"
+            # 000: "For a run with a baseline, the reward starts as that baseline's scoring and main metric" (a
+            # trial of the full run planned too; a trial with no baseline chooses its reward)
+            if draft.reward is None and draft.baseline:
                 draft = draft.with_values(reward=self.baseline_reward(org_id, draft.baseline, draft.dataset_version))
             draft = draft.with_values(reward=resolve_reward(draft.reward, is_trial=draft.is_trial))
         except SettingsInvalid as problem:
             errors.update(problem.errors)
         if "reward" not in errors:
             errors.update(self.custom_reward_problems(org_id, draft.reward))
-        errors.update(self.dataset_version_problems(org_id, draft.dataset_version, draft.reward))
+        # Math Pairs makes its own prompts (001: "the Dataset field above is ignored"): the version's references
+        # are not what it scores, so they are not checked against it
+        checked_reward = None if makes_own_prompts(draft.reward) else draft.reward
+        errors.update(self.dataset_version_problems(org_id, draft.dataset_version, checked_reward))
         if draft.start_run is not None:
             try:
                 source = self._start_from(org_id, project, draft.start_run, draft.model_revision)
             except SettingsInvalid as problem:
                 errors.update(problem.errors)
             else:
+                errors.update(_adapter_locked(draft, source))
                 advanced = source.settings["training"]["advanced"]
                 draft = draft.with_values(
                     lora_rank=advanced["lora_rank"],
@@ -207,8 +224,8 @@ class Verity(
         return draft.to_api()
 
     def _checked_tuning_settings(self, org_id: UUID, project: Project, draft: RunDraft) -> dict[str, Any]:
-        """An SFT or DPO draft: no reward; a text version with training and validation examples (pairs for DPO);
-        Start from as for RL (the source's rank and alpha)."""
+        """An SFT, DPO or Head draft: no reward; a text version with training and validation examples (pairs for
+        DPO); Start from as for RL (the source's rank and alpha), a Head run's only for Head."""
         errors: dict[str, str] = {}
         name = objectives.OBJECTIVE_NAMES[draft.objective]
         draft = draft.with_values(reward=None)
@@ -226,6 +243,15 @@ class Verity(
             except SettingsInvalid as problem:
                 errors.update(problem.errors)
             else:
+                run_name = f"“{source.settings['name'] or 'Untitled'}”"
+                if draft.objective == objectives.HEAD and source.objective != objectives.HEAD:
+                    # continuing an adapter trains all of it: one beyond the head would not be Head training
+                    errors["start_run"] = objectives.HEAD_STARTS_FROM_HEAD.format(
+                        run=run_name, a_run=objectives.A_RUN[source.objective]
+                    )
+                elif draft.objective != objectives.HEAD and self._adapter_trains_head(org_id, source):
+                    errors["start_run"] = objectives.TUNING_FROM_HEAD.format(name=name, run=run_name)
+                errors.update(_adapter_locked(draft, source))
                 advanced = source.settings["training"]["advanced"]
                 draft = draft.with_values(
                     lora_rank=advanced["lora_rank"], lora_alpha=advanced["lora_alpha"], start_run=str(source.id)
@@ -233,6 +259,21 @@ class Verity(
         if errors:
             raise SettingsInvalid(errors)
         return draft.to_api()
+
+    def _adapter_trains_head(self, org_id: UUID, run: Run) -> bool:
+        """Whether a run's adapter has a part on the output head: a Head run's, or one continued from it (RL
+        from a Head run keeps the head's update)."""
+        seen: set[str] = set()
+        while run.objective != objectives.HEAD:
+            start_run = run.settings["training"]["rl"].get("start_run")
+            if not start_run or start_run in seen:
+                return False
+            seen.add(start_run)
+            try:
+                run = self.get_run(org_id, UUID(str(start_run)))
+            except (ValueError, NotFound):
+                return False
+        return True
 
     def _start_from(self, org_id: UUID, project: Project, start_run: str, revision: str | None = None) -> Run:
         """The run whose adapter a new run continues. `revision`: the one the new run pins (000: "the run must
@@ -279,35 +320,82 @@ class Verity(
         return Written(run.id, self._save(run))
 
     def edit_run(self, org_id: UUID, run_id: UUID, draft: RunDraft, actor: Actor) -> Written:
+        """A draft's new settings, checked as saving checks them; the timeline names what changed."""
         run = self.get_run(org_id, run_id)
         run.check_editable()  # before the settings, so a launched run is refused for what it is
         project = self.get_project(org_id, run.project_id)
-        run.edit(self._checked_settings(org_id, project, draft), actor.to_dict())
+        settings = self._checked_settings(org_id, project, draft)
+        run.edit(settings, actor.to_dict(), changes=changed_settings(run.settings, settings))
+        return Written(run_id, self._save(run))
+
+    def delete_run(self, org_id: UUID, run_id: UUID, actor: Actor) -> Written:
+        """A draft leaves the Runs list; its events stay in the store, its timeline and the feed."""
+        run = self.get_run(org_id, run_id)
+        run.delete(actor.to_dict())
         return Written(run_id, self._save(run))
 
     def _check_may_launch(self, org_id: UUID, role: Role, objective: str = objectives.RL) -> None:
-        """RL needs the Pro plan (000); SFT and DPO launch on any plan. Every launch needs member or owner."""
+        """RL needs the Pro plan (000); SFT, DPO and Head launch on any plan. Every launch needs member or owner."""
         if objectives.is_rl(objective) and not self.get_organization(org_id).has_rl:
-            raise NotAllowed(PRO_PLAN_NEEDED)
-        if role not in ("owner", "member"):
+            raise PlanNeeded(PRO_PLAN_NEEDED)
+        if not roles.may(role, roles.LAUNCH):
             raise NotAllowed(ROLE_NEEDED)
 
-    def launch_run(self, org_id: UUID, run_id: UUID, actor: Actor, role: Role) -> Written:
+    def launch_run(
+        self, org_id: UUID, run_id: UUID, actor: Actor, role: Role, not_ready: str | None = None
+    ) -> Written:
+        """`not_ready`: why the worker that would train it can't (launch readiness, which the caller asked where
+        the worker is); the launch is refused with those words once the plan and role allow it, and nothing is
+        queued."""
         run = self.get_run(org_id, run_id)
         self._check_may_launch(org_id, role, run.objective)
+        if not_ready and run.state == DRAFT:  # a run past its draft is refused for what it is
+            raise NotReady(not_ready)
         run.launch(actor.to_dict())
         return Written(run_id, self._save(run))
+
+    def start_training(
+        self,
+        org_id: UUID,
+        project_id: UUID,
+        draft: RunDraft,
+        actor: Actor,
+        role: Role,
+        readiness: Callable[[dict[str, Any]], str | None] | None = None,
+    ) -> Written:
+        """000: "An agent starts RL with start_training, which takes the settings as rounds, prompts_per_round,
+        answers_per_prompt, max_answer_tokens and start_run, and always takes the baseline's main metric as the
+        reward." A full run or a trial, saved and launched in one write: refused as a whole, in the words a launch
+        or a save would use, or recorded as a whole (saved, then launched). `readiness` tells, for the settings the
+        run would save, why the worker that would train it can't (launch readiness, as `launch_run`'s `not_ready`)."""
+        self._check_may_launch(org_id, role, draft.objective)
+        if not draft.baseline:
+            raise SettingsInvalid({"baseline": AGENT_NEEDS_BASELINE})
+        reward = self.baseline_reward(org_id, draft.baseline, draft.dataset_version)
+        project = self.get_project(org_id, project_id)
+        settings = self._checked_settings(org_id, project, draft.with_values(reward=reward))
+        not_ready = readiness(settings) if readiness is not None else None
+        if not_ready:
+            raise NotReady(not_ready)
+        run = Run(org_id=org_id, project_id=project_id, settings=settings, model=project.model, actor=actor.to_dict())
+        run.launch(actor.to_dict())
+        return Written(run.id, self._save(run))
 
     def cancel_run(self, org_id: UUID, run_id: UUID, actor: Actor) -> Written:
         run = self.get_run(org_id, run_id)
         run.cancel(actor.to_dict())
         return Written(run_id, self._save(run))
 
-    def retry_run(self, org_id: UUID, run_id: UUID, actor: Actor, role: Role = "owner") -> Written:
-        """A new run from round 1 with the same settings, launched at once; the old run links to it."""
+    def retry_run(
+        self, org_id: UUID, run_id: UUID, actor: Actor, role: Role = "owner", not_ready: str | None = None
+    ) -> Written:
+        """A new run from round 1 with the same settings, launched at once; the old run links to it. `not_ready`
+        refuses it as it refuses a launch."""
         old = self.get_run(org_id, run_id)
         old.check_retry()
         self._check_may_launch(org_id, role, old.objective)
+        if not_ready:
+            raise NotReady(not_ready)
         new = Run(
             org_id=org_id,
             project_id=old.project_id,
@@ -321,12 +409,12 @@ class Verity(
         return Written(new.id, self._save(old, new))
 
     def duplicate_run(self, org_id: UUID, run_id: UUID, actor: Actor) -> Written:
-        """A new draft with the same settings."""
+        """A new draft with the same settings, named "<name> (copy)"."""
         old = self.get_run(org_id, run_id)
         new = Run(
             org_id=org_id,
             project_id=old.project_id,
-            settings=old.settings,
+            settings={**old.settings, "name": copy_name(old.settings["name"])},
             model=old.model,
             actor=actor.to_dict(),
             duplicate_of=old.id,
@@ -336,7 +424,7 @@ class Verity(
     # --- runs: Merge model -----------------------------------------------------------------------------------
     def merge_run(self, org_id: UUID, run_id: UUID, actor: Actor, role: Role) -> Written:
         """Asks for the adapter to be merged into the base model; the merge job records how it went."""
-        if role not in ("owner", "member"):
+        if not roles.may(role, roles.MERGE):
             raise NotAllowed(MERGE_ROLE_NEEDED)
         run = self.get_run(org_id, run_id)
         run.request_merge(actor.to_dict())
@@ -398,6 +486,13 @@ class Verity(
 
     def record_trial_report(self, run_id: UUID, report: TrialReport, actor: Actor | None = None) -> Written:
         return self._progress(run_id, "report_trial", report.to_dict(), actor=actor)
+
+
+def _adapter_locked(draft: RunDraft, source: Run) -> dict[str, str]:
+    """A rank or alpha given beside Start from that is not the source run's, refused in words."""
+    advanced = source.settings["training"]["advanced"]
+    given = {name: getattr(draft, name) for name in ("lora_rank", "lora_alpha") if name in draft.given}
+    return adapter_locked_problems(given, source.settings["name"], advanced["lora_rank"], advanced["lora_alpha"])
 
 
 def _org_of(aggregate: Aggregate) -> UUID:

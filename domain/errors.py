@@ -19,8 +19,17 @@ class NotAllowed(DomainError):
     """The plan or the role does not allow the command."""
 
 
+class PlanNeeded(NotAllowed):
+    """The organization's plan does not allow the command (RL on the Free plan); a page offers the plan with it."""
+
+
 class IllegalTransition(DomainError):
     """The command does not fit the object's current state, e.g. launching a run that already ended."""
+
+
+class NotReady(DomainError):
+    """The run can't start where it would run, such as a worker that can't load the data it needs; nothing was
+    queued, and the words say what to do."""
 
 
 class ConcurrentChange(DomainError):

@@ -9,7 +9,9 @@ processes on the GPU machines do the training.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 from uuid import UUID
 
 import dramatiq
@@ -20,6 +22,7 @@ from jobs.broker import build_broker, is_embedded, provider_queue
 from jobs.config import CONTROL_QUEUE, DEFAULT_PROVIDER, JobsConfig
 from jobs.context import JobContext
 from jobs.ledger import Ledger
+from jobs.readiness import launch_readiness
 from jobs.reconciler import PeriodicReconciler, reconcile
 from verity.config import Settings
 
@@ -34,6 +37,12 @@ class JobsHandle:
     reconciler: PeriodicReconciler
     workers: list[dramatiq.Worker] = field(default_factory=list)
     stopped: bool = False
+    queues_here: list[str] = field(default_factory=list)  # the provider queues this process's own worker serves
+
+    @property
+    def launch_problem(self) -> Callable[[Mapping[str, Any]], str | None]:
+        """The console's check at Launch: why this process's worker could not train a run (jobs/readiness.py)."""
+        return launch_readiness(self.queues_here)
 
     @property
     def ctx(self) -> JobContext:
@@ -88,10 +97,10 @@ def start(
     jobs = declare_actors(broker, ctx, on_child=on_child)
     embedded = is_embedded(broker)
     workers: list[dramatiq.Worker] = []
+    queues_here = [provider_queue(DEFAULT_PROVIDER)] if embedded else []
     if embedded:
-        queue = provider_queue(DEFAULT_PROVIDER)
-        workers = start_workers(broker, [queue])
-        ctx.ledger.worker_started(ctx.worker_id, [queue], config.worker_gpu, config.worker_price_per_hour)
+        workers = start_workers(broker, queues_here)
+        ctx.ledger.worker_started(ctx.worker_id, queues_here, config.worker_gpu, config.worker_price_per_hour)
     try:
         ended = reconcile(ctx, jobs.send_launch, startup_of_embedded=embedded)
         if ended:
@@ -100,4 +109,4 @@ def start(
         log.exception("the start-up reconcile failed; the periodic one will try again")
     reconciler = PeriodicReconciler(ctx, jobs.send_launch, config.reconcile_every_seconds)
     reconciler.start()
-    return JobsHandle(jobs=jobs, reconciler=reconciler, workers=workers)
+    return JobsHandle(jobs=jobs, reconciler=reconciler, workers=workers, queues_here=queues_here)

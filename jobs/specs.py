@@ -2,8 +2,8 @@
 
 A run on a dataset version trains on the version's training rows and validates on its validation rows, read from
 the storage; a `gsm8k` run with no dataset version trains on the public GSM8K set (jobs/public_datasets.py), and
-any other run with none on the built-in Math Pairs prompts (001's synthetic task, generated from the run's seed).
-"""
+any other run with none on the built-in Math Pairs prompts (001's synthetic task, generated from the run's seed),
+as does a Math Pairs run that names a version ("the Dataset field above is ignored")."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from domain.datasets.upload import RL_REFUSES_IMAGES
 from domain.errors import NotFound
 from domain.rewards.config import SYNTHETIC_PROMPTS_DEFAULT
 from domain.rewards.verifiable import math_pairs_rows
+from domain.runs.reward import makes_own_prompts
 from domain.runs.run import Run
 from domain.runs.settings import DEFAULT_REVISION, saved_revision
 from jobs.config import JobsConfig
@@ -67,7 +68,7 @@ def build_run_spec(
     training = body["training"]
     rl, advanced = training["rl"], training["advanced"]
     reward = dict(rl["reward"])
-    if body.get("dataset_version"):
+    if body.get("dataset_version") and not makes_own_prompts(reward):  # Math Pairs ignores the version (001)
         train_rows, validation_rows = dataset_rows(verity, run, settings)
     elif reward.get("preset") == "verifiable" and reward.get("metric") == "gsm8k":
         train_rows, validation_rows = public_gsm8k_rows(advanced["seed"])

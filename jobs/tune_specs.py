@@ -1,4 +1,4 @@
-"""From a launched SFT or DPO run to the trainer's TuneSpec: the version's rows (DPO's rejected answers too),
+"""From a launched SFT, DPO or Head run to the trainer's TuneSpec: the version's rows (DPO's rejected answers too),
 the settings of its objective, the starting adapter, the deadline. The pieces are the RL spec's (jobs/specs.py)."""
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ def build_tune_spec(
         epochs=int(block["epochs"]),
         batch_size=int(block["batch_size"]),
         beta=float(block.get("beta", 0.1)),
-        micro_batch_size=int(advanced["micro_batch_size"]),
+        # a micro batch larger than the batch takes the whole batch in one pass (the domain saves it so)
+        micro_batch_size=min(int(advanced["micro_batch_size"]), int(block["batch_size"])),
         learning_rate=float(advanced["learning_rate"]),
         training_window=int(advanced["training_window"]),
         lora_rank=int(advanced["lora_rank"]),

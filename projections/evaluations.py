@@ -238,6 +238,11 @@ def evaluation(tables: Tables, org_id: UUID, evaluation_id: UUID) -> dict[str, A
     return _evaluation_view(rows[0]) if rows else None
 
 
+def running_evaluations(tables: Tables) -> list[dict[str, Any]]:
+    """Every organization's evaluations a worker is scoring now (a loop's and an experiment's too)."""
+    return tables.select("evaluations", {"state": "running"}, order=[("updated_at", False)])
+
+
 def evaluation_results(tables: Tables, evaluation_id: UUID) -> list[dict[str, Any]]:
     return tables.select("evaluation_results", {"evaluation_id": str(evaluation_id)}, order=[("example_index", False)])
 

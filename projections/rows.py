@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
+from domain.runs.objectives import OBJECTIVE_NAMES
+
 
 @dataclass(frozen=True)
 class OrganizationRow:
@@ -43,9 +45,14 @@ class RunRow:
     reward_label: str  # "" for SFT and DPO, which have no reward
     created_at: str
     updated_at: str
-    objective: str = "rl"  # "rl" | "sft" | "dpo"
-    steps_logged: int = 0  # SFT and DPO: optimizer steps done, of steps_total (None until the first)
+    objective: str = "rl"  # "rl" | "sft" | "dpo" | "head"
+    steps_logged: int = 0  # SFT, DPO and Head: optimizer steps done, of steps_total (None until the first)
     steps_total: int | None = None
+
+    @property
+    def objective_name(self) -> str:
+        """As the Runs list names it: "RL", "SFT", "DPO", "Head"."""
+        return OBJECTIVE_NAMES.get(self.objective, self.objective.upper())
 
 
 @dataclass(frozen=True)
@@ -88,6 +95,7 @@ class RunDetail:
     # Whether anything more will happen to the run by itself: False once it has ended (Completed, Failed,
     # Cancelled, or Adapter ready after an early stop) and for a draft. The page polls exactly while live.
     live: bool = False
+    start_run_name: str = ""  # the name of the run whose adapter this one continues ("" when it has none)
 
     @property
     def can_retry(self) -> bool:

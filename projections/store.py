@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from domain.runs import messages
+from domain.runs.objectives import OBJECTIVE_NAMES
 from domain.runs.run import RUNNING
 from projections.access import AccessReads
 from projections.catalog_reads import CatalogReads
@@ -189,7 +190,7 @@ class TableReadModels(AccessReads, CatalogReads):
         if project_id is not None:
             where["project_id"] = str(project_id)
         rows = self.tables.select("runs", where, order=[("created_position", True)])
-        return [_run_row(r) for r in rows]
+        return [_run_row(r) for r in rows if r["state"] != "deleted"]  # a deleted draft leaves the list
 
     def live_runs(self) -> list[RunRow]:
         """Every organization's runs that a worker holds or should hold (Queued, Preparing, Training, Saving
@@ -216,7 +217,9 @@ class TableReadModels(AccessReads, CatalogReads):
         stop_log_line = None
         if stop is not None and objective != "rl":  # SFT and DPO: steps, and the last step's adapter
             ended = messages.stopped_steps_line(stop["reason"], stop["after_round"])
-            stop_log_line = messages.stopped_steps_log_line(objective.upper(), stop["reason"], stop["after_round"])
+            stop_log_line = messages.stopped_steps_log_line(
+                OBJECTIVE_NAMES.get(objective, objective.upper()), stop["reason"], stop["after_round"]
+            )
         elif stop is not None:
             ended = messages.stopped_line(stop["reason"], stop["after_round"], total, stop["best_round"])
             stop_log_line = messages.stopped_log_line(stop["reason"], stop["after_round"], total, stop["best_round"])
@@ -266,7 +269,15 @@ class TableReadModels(AccessReads, CatalogReads):
             created_at=r["created_at"],
             updated_at=r["updated_at"],
             live=is_live(r["state"], r["kind"], stop is not None),
+            start_run_name=self._run_name(org_id, r["start_run"]),
         )
+
+    def _run_name(self, org_id: UUID, run_id: str | None) -> str:
+        """A run's name as the console shows it ("Untitled run" when it has none); "" for no run."""
+        if not run_id:
+            return ""
+        rows = self.tables.select("run_details", {"id": str(run_id), "org_id": str(org_id)})
+        return (rows[0]["name"] or "Untitled run") if rows else ""
 
     def rounds(self, org_id: UUID, run_id: UUID) -> list[RoundRow]:
         rows = self.tables.select(

@@ -98,12 +98,19 @@ def _total_rounds(settings: dict[str, Any]) -> int:
     return 1 if settings["kind"] == "trial" else int(settings["training"]["rl"]["rounds"])
 
 
-def _reward_label(settings: dict[str, Any]) -> str:
-    """An RL run's reward ("Token F1 · Q&A"); SFT and DPO have no reward, so "" (the console shows "—")."""
+def _reward_label(tx: Tx, settings: dict[str, Any]) -> str:
+    """An RL run's reward ("Token F1 · Q&A", a custom one "exact_year (v2) · Q&A"); SFT, DPO and Head have no
+    reward, so "" (the console shows "—"). A custom metric version's name and number never change, and the
+    catalog applies each page before the runs (all_projections), so a rebuild words it as the live view did."""
     if _objective(settings) != objectives.RL:
         return ""
     reward = settings["training"]["rl"]["reward"]
-    return reward_label(reward) if reward else ""
+    if not reward:
+        return ""
+    version = tx.get("custom_metric_versions", {"id": str(reward["custom_metric"])}) if reward.get(
+        "custom_metric"
+    ) else None
+    return reward_label(reward, f"{version['metric_name']} (v{version['number']})" if version else None)
 
 
 def _objective(settings: dict[str, Any]) -> str:
@@ -174,6 +181,7 @@ class RunStates(Projection):
             "Run.Preparing": to("preparing"),
             "Run.SavingAdapter": to("saving_adapter"),
             "Run.Cancelled": to("cancelled"),
+            "Run.Deleted": to("deleted"),  # the Runs list leaves it out; its page and timeline stay
             "Run.Completed": to("completed"),
             "Run.RoundScored": self._round_scored,
             "Run.StepLogged": self._step_logged,
@@ -237,7 +245,7 @@ class Runs(RunStates):
                 "rounds_scored": 0,
                 "best_round": None,
                 "best_validation": None,
-                "reward_label": _reward_label(settings),
+                "reward_label": _reward_label(tx, settings),
                 "objective": _objective(settings),
                 "steps_logged": 0,
                 "steps_total": None,
@@ -258,7 +266,7 @@ class Runs(RunStates):
                 "kind": settings["kind"],
                 "rounds_total": total,
                 "status_line": status_line("draft", 0, total),
-                "reward_label": _reward_label(settings),
+                "reward_label": _reward_label(tx, settings),
                 "objective": _objective(settings),
                 "updated_at": e.time,
             },
@@ -311,12 +319,12 @@ class RunDetails(RunStates):
             {"merge_state": state, "merge_json": json.dumps(merge), "updated_at": e.time},
         )
 
-    def _settings_columns(self, settings: dict[str, Any]) -> dict[str, Any]:
+    def _settings_columns(self, tx: Tx, settings: dict[str, Any]) -> dict[str, Any]:
         return {
             "name": settings["name"],
             "kind": settings["kind"],
             "settings_json": json.dumps(jsonable(settings)),
-            "reward_label": _reward_label(settings),
+            "reward_label": _reward_label(tx, settings),
             "start_run": settings["training"]["rl"]["start_run"],
             "rounds_total": _total_rounds(settings),
         }
@@ -346,7 +354,7 @@ class RunDetails(RunStates):
             "ended_at": None,
             "created_at": e.time,
             "updated_at": e.time,
-            **self._settings_columns(settings),
+            **self._settings_columns(tx, settings),
         }
         row["status_line"] = status_line("draft", 0, row["rounds_total"])
         tx.upsert("run_details", row)
@@ -357,7 +365,7 @@ class RunDetails(RunStates):
                 tx.update("run_details", {"id": source["id"]}, {"duplicates_json": json.dumps(duplicates)})
 
     def _edited(self, tx: Tx, e: Event) -> None:
-        columns = self._settings_columns(e.data["settings"])
+        columns = self._settings_columns(tx, e.data["settings"])
         columns["status_line"] = status_line("draft", 0, columns["rounds_total"])
         tx.update("run_details", {"id": str(e.aggregate_id)}, {**columns, "updated_at": e.time})
 
@@ -460,7 +468,9 @@ class Timeline(Projection):
                 "actor_id": actor["id"],
                 "actor_name": actor["name"],
                 "event_type": event.type.removeprefix("Run."),
-                "sentence": sentence(event, actor["name"], place["total_rounds"], _objective_of(tx, event)),
+                "sentence": sentence(
+                    event, actor["name"], place["total_rounds"], _objective_of(tx, event), name=place["name"]
+                ),
             },
         )
 
@@ -473,7 +483,8 @@ def _objective_of(tx: Tx, e: Event) -> str:
     return str(row["objective"]) if row is not None else objectives.RL
 
 
-def sentence(e: Event, who: str, total_rounds: int, objective: str = objectives.RL) -> str:
+def sentence(e: Event, who: str, total_rounds: int, objective: str = objectives.RL, name: str = "") -> str:
+    """`name`: the run's name as the directory holds it (after an edit, the new one)."""
     data = e.data
     kind = "trial" if data.get("settings", {}).get("kind") == "trial" else "run"
     if objective != objectives.RL and (words := _tuning_sentence(e, who, objective)) is not None:
@@ -482,11 +493,18 @@ def sentence(e: Event, who: str, total_rounds: int, objective: str = objectives.
         case "Saved" if data.get("retry_of"):
             return f"{who} retried run {str(data['retry_of'])[:8]}: a new run with the same settings."
         case "Saved" if data.get("duplicate_of"):
-            return f"{who} duplicated run {str(data['duplicate_of'])[:8]} as a new draft."
+            return (
+                f"{who} duplicated run {str(data['duplicate_of'])[:8]} as the new draft "
+                f"“{data['settings']['name'] or 'Untitled'}”."
+            )
         case "Saved":
             return f"{who} saved the {kind} draft “{data['settings']['name'] or 'Untitled'}”."
+        case "Edited" if data.get("changes"):
+            return f"{who} edited the draft “{name or 'Untitled'}”: {', '.join(data['changes'])}."
         case "Edited":
-            return f"{who} edited the draft."
+            return f"{who} edited the draft “{name or 'Untitled'}”."
+        case "Deleted":
+            return f"{who} deleted the draft “{name or 'Untitled'}”: it left the Runs list; its history stays here."
         case "Launched":
             return f"{who} launched the run."
         case "Queued":
@@ -617,6 +635,9 @@ def all_projections() -> list[Projection]:
     return [
         Directory(),
         OrganizationsAndProjects(),
+        # datasets and custom metrics (projections/catalog.py): before the runs, which word a custom reward by
+        # its metric's name and version, and before the feed
+        *catalog_projections(),
         Runs(),
         RunDetails(),
         Rounds(),
@@ -624,7 +645,6 @@ def all_projections() -> list[Projection]:
         Timeline(),
         *access_projections(),  # members and API tokens (projections/access.py)
         *steps_projections(),  # SFT and DPO steps (projections/steps.py)
-        *catalog_projections(),  # datasets and custom metrics (projections/catalog.py), before the feed
         *evaluation_projections(),  # evaluations and training loops (projections/evaluations.py)
         Feed(),
     ]

@@ -43,8 +43,8 @@ def serve(host: str, port: int) -> None:
 
 
 def _start_jobs(settings: Settings, verity, read_models):
-    """The jobs beside the console: launches (and on the embedded default, the worker), Merge model, and the
-    evaluations and training loops."""
+    """The jobs beside the console: launches (and on the embedded default, the worker), Merge model, the
+    evaluations and training loops, and the launch readiness its own worker can tell (jobs/readiness.py)."""
     from jobs.broker import is_embedded
     from jobs.evaluations import declare_evaluation_actors
     from jobs.merge import declare_merge_actor, fail_merges_lost_at_restart, merge_sender
@@ -55,7 +55,7 @@ def _start_jobs(settings: Settings, verity, read_models):
     if is_embedded(handle.jobs.broker):  # the in-memory queue of the process before is gone
         fail_merges_lost_at_restart(handle.ctx)
     evaluation_jobs = declare_evaluation_actors(handle.jobs.broker, handle.ctx)
-    return handle.launch, merge_sender(merge), handle.stop, evaluation_jobs
+    return handle.launch, merge_sender(merge), handle.stop, evaluation_jobs, handle.launch_problem
 
 
 @main.command()
@@ -93,6 +93,33 @@ def worker(queues: tuple[str, ...]) -> None:
     from jobs.worker import run_worker
 
     run_worker(Settings.from_env(), list(queues) or None)
+
+
+@main.command("mcp", cls=click.Command)  # a plain command: it never opens the data folder
+@click.option("--url", envvar="VERITY_URL", default="http://127.0.0.1:8000", show_default=True,
+              help="The console's address (VERITY_URL); its MCP endpoint is URL/mcp.")
+@click.option("--token-env", default="VERITY_API_TOKEN", show_default=True,
+              help="The environment variable that holds the organization's API token (never an argument, which "
+                   "other users of the machine could read).")
+def mcp_stdio(url: str, token_env: str) -> None:
+    """Serve the console's MCP tools to a local agent over stdio (start_training and the read side), through the
+    console at URL with an organization's API token."""
+    import os
+
+    import anyio
+
+    from verity.agent_bridge import ConsoleUnreachable, serve_stdio
+
+    token = os.environ.get(token_env, "").strip()
+    if not token:
+        raise click.ClickException(
+            f"verity mcp needs an organization's API token in the environment variable {token_env} "
+            "(verity token create --name NAME prints one)."
+        )
+    try:
+        anyio.run(serve_stdio, url, token)
+    except ConsoleUnreachable as problem:
+        raise click.ClickException(str(problem)) from None
 
 
 @main.group()

@@ -20,6 +20,7 @@ from app.datasets.schemas import UPLOAD_MAX_BYTES, uploaded_files
 from app.datasets.upload import record_stored_version, store_version_files
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
+from domain.access.roles import CHANGE
 from domain.application import Verity
 from domain.datasets.examples import SHAPE_NAMES
 from domain.datasets.version import SPLIT_NAMES, SPLITS
@@ -47,6 +48,9 @@ class DatasetsPageController(Controller):
         read_models: ReadModelsDep,
         identity: Identity,
     ) -> Template | Redirect:
+        if (refused_role := identity.refusal(CHANGE)) is not None:  # the form again, as typed, with why not
+            context = _list_context(read_models, identity, name=data.get("name", ""), errors={"": refused_role})
+            return Template("datasets/list.html", context=context, status_code=403)
         try:
             written = verity.create_dataset(identity.organization_id, data.get("name", ""), identity.actor)
         except SettingsInvalid as refused:
@@ -81,6 +85,9 @@ class DatasetsPageController(Controller):
     ) -> Template | Redirect:
         org_id = identity.organization_id
         verity.get_dataset(org_id, dataset_id)
+        if (refused_role := identity.refusal(CHANGE)) is not None:
+            context = _dataset_context(read_models, identity, dataset_id, errors={"": refused_role})
+            return Template("datasets/upload.html", context=context, status_code=403)
         try:
             stored = store_version_files(storage, uploaded_files(data))
             written = record_stored_version(verity, storage, stored, org_id, dataset_id, identity.actor)

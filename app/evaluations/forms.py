@@ -3,6 +3,7 @@ examples or the Math Pairs held-out benchmark, with a kind of answers and a main
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -12,8 +13,11 @@ from litestar.params import Body
 from litestar.response import Redirect, Template
 
 from app.evaluations.sending import send_evaluation
+from app.runs.configure import reward_of_form, start_from_choices
+from app.runs.form import SETTINGS_OF_PRESET, FormField, RunForm
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
+from domain.access.roles import CHANGE
 from domain.application import Verity
 from domain.errors import SettingsInvalid
 from domain.evaluations.benchmarks import BENCHMARKS
@@ -21,6 +25,40 @@ from domain.rewards.config import METRICS, NOT_A_REWARD, PRESET_NAMES
 
 FORM = Body(media_type=RequestEncodingType.URL_ENCODED)
 MATH_PAIRS_SOURCE = "benchmark:math_pairs_held_out"
+CHOOSE_WHAT_IS_EVALUATED = "Choose what is evaluated: the base model, or a finished run's adapter."
+# The reward settings an evaluation's scoring takes from its form (a verifiable task's are the run's own).
+SCORING_SETTINGS = tuple(key for preset in ("classification", "structured_json", "numeric")
+                         for key in SETTINGS_OF_PRESET[preset])
+
+
+def evaluation_metric_choices() -> list[tuple[str, str]]:
+    """The New evaluation form's: the built-in metrics, each with the settings it needs on the form. The LLM judge
+    and RadEval need a judge model, which this installation does not configure, so they are not offered."""
+    return [(f"{preset}:{metric}", f"{name} · {PRESET_NAMES[preset]}")
+            for preset, metrics in METRICS.items() for metric, name in metrics.items()]
+
+
+def scoring_fields(values: Mapping[str, str], errors: Mapping[str, str]) -> list[FormField]:
+    """The settings the chosen metric needs (Allowed labels, JSON schema and Fields to compare, or Absolute and
+    Relative tolerance), as the Configure form's Reward section defines and draws them; each with its message."""
+    preset, _, metric = values.get("metric", "").partition(":")
+    form = RunForm(values={**values, "reward_preset": preset, "reward_metric": metric}, errors=errors)
+    return [f for f in form.section("Reward") if f.name.removeprefix("reward_") in SCORING_SETTINGS]
+
+
+def scoring_of_form(values: Mapping[str, str]) -> tuple[dict[str, Any], str]:
+    """The scoring (the kind of answers and its settings, read as the Configure form reads a reward) and the main
+    metric; the domain checks both when the evaluation is created."""
+    preset, _, metric = values.get("metric", "").partition(":")
+    settings = {k: v for k, v in values.items() if k.removeprefix("reward_") in SCORING_SETTINGS}
+    reward = reward_of_form({**settings, "reward_preset": preset, "reward_metric": metric})
+    return {"preset": preset, **{k: v for k, v in reward.items() if k in SCORING_SETTINGS}}, metric
+
+
+def _field_errors(errors: Mapping[str, str]) -> dict[str, str]:
+    """The domain names a setting's message "scoring.labels"; the form's field is reward_labels."""
+    return {f"reward_{key.removeprefix('scoring.')}" if key.startswith("scoring.") else key: message
+            for key, message in errors.items()}
 
 
 def metric_choices() -> list[tuple[str, str]]:
@@ -41,10 +79,13 @@ def test_example_choices(read_models: Any, org_id: Any) -> list[tuple[str, str]]
 
 def _page(read_models: Any, identity: Identity, values: dict[str, str], errors: dict[str, str],
           status_code: int = 200) -> Template:
+    errors = _field_errors(errors)
     context = {
         "section": "evaluations", "identity": identity, "values": values, "errors": errors,
         "projects": read_models.projects(identity.organization_id),
-        "sources": test_example_choices(read_models, identity.organization_id), "metrics": metric_choices(),
+        "sources": test_example_choices(read_models, identity.organization_id), "metrics": evaluation_metric_choices(),
+        "adapters": start_from_choices(read_models, identity, values),  # what is evaluated, beside the base model
+        "scoring_fields": scoring_fields(values, errors),
     }
     return Template("evaluations/new.html", context=context, status_code=status_code)
 
@@ -66,16 +107,28 @@ class NewEvaluationPageController(Controller):
                   "max_answer_tokens": "64"}
         return _page(read_models, identity, values, {})
 
+    @post("/settings", name="evaluations:settings", sync_to_thread=True)
+    def settings(self, data: Annotated[dict[str, str], FORM]) -> Template:
+        """The chosen metric's settings, redrawn by htmx when Main metric changes."""
+        context = {"scoring_fields": scoring_fields(data, {})}
+        return Template("evaluations/scoring_settings.html", context=context)
+
     @post("/", name="evaluations:create", sync_to_thread=True)
     def create(self, request: Request, data: Annotated[dict[str, str], FORM], verity: Verity,
                read_models: ReadModelsDep, own_writes: OwnWritesDep, identity: Identity) -> Template | Redirect:
-        preset, _, metric = data.get("metric", "").partition(":")
+        if (refused_role := identity.refusal(CHANGE)) is not None:  # the form again, as typed, with why not
+            return _page(read_models, identity, data, {"": refused_role}, 403)
+        scoring, metric = scoring_of_form(data)
         tokens = data.get("max_answer_tokens", "")
+        try:
+            adapter_run = UUID(data["adapter_run"]) if data.get("adapter_run") else None
+        except ValueError:
+            return _page(read_models, identity, data, {"adapter_run": CHOOSE_WHAT_IS_EVALUATED}, 400)
         try:
             written = verity.create_evaluation(
                 identity.organization_id, UUID(data.get("project", "")), name=data.get("name", ""),
-                source=source_of_form(data.get("source", ""), data.get("count", "64")), scoring={"preset": preset},
-                main_metric=metric, actor=identity.actor,
+                source=source_of_form(data.get("source", ""), data.get("count", "64")), scoring=scoring,
+                main_metric=metric, actor=identity.actor, adapter_run=adapter_run,
                 max_answer_tokens=int(tokens) if tokens.isdigit() else tokens,  # type: ignore[arg-type]
             )
         except ValueError:

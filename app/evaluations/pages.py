@@ -8,6 +8,7 @@ from uuid import UUID
 from litestar import Controller, Request, get
 from litestar.response import Template
 
+from app.evaluations.waiting import waiting_for_the_worker
 from app.shell.dependencies import ReadModelsDep
 from app.shell.identity import Identity
 from domain.errors import NotFound
@@ -17,14 +18,29 @@ BREAKDOWN_NAMES = {"accuracy": "accuracy", "accuracy_strict": "accuracy strict",
                    "answered": "answered"}
 
 
+def answered_words(share: float | None, answers: int) -> str:
+    """001's answered tile: the share of answers the model completed, and how many of how many.
+
+    >>> answered_words(0.9375, 32)
+    '94% · 30 of 32'
+    """
+    if share is None:
+        return ""
+    if not answers:
+        return f"{share * 100:.0f}%"
+    return f"{share * 100:.0f}% · {round(share * answers)} of {answers}"
+
+
 def evaluation_context(read_models: Any, identity: Identity, evaluation_id: UUID) -> dict[str, Any]:
     tables = read_models.tables
     evaluation = reads.evaluation(tables, identity.organization_id, evaluation_id)
     if evaluation is None:
         raise NotFound("There is no such evaluation.")
+    results = reads.evaluation_results(tables, evaluation_id)
     return {
         "evaluation": evaluation,
-        "results": reads.evaluation_results(tables, evaluation_id),
+        "answered": answered_words(evaluation["breakdown"].get("answered"), len(results)),
+        "results": results,
         "comparison": reads.comparison(tables, identity.organization_id, evaluation_id),
         "breakdown_names": BREAKDOWN_NAMES,
         "live": evaluation["live"],
@@ -46,6 +62,8 @@ class EvaluationsPageController(Controller):
     @get("/{evaluation_id:uuid}", name="evaluations:detail", sync_to_thread=True)
     def detail(self, request: Request, evaluation_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Template:
         context = evaluation_context(read_models, identity, evaluation_id)
+        queued = context["evaluation"]["state"] == "queued"
+        context["waiting"] = waiting_for_the_worker(request, read_models, identity) if queued else None
         if request.headers.get("hx-request"):
             return Template("evaluations/body.html", context=context)
         return Template("evaluations/detail.html", context=context)

@@ -32,6 +32,7 @@ from app.runs.defaults import starting_draft
 from app.runs.form import RunForm
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
+from domain.access.roles import LAUNCH
 from domain.application import Verity
 from domain.errors import NotAllowed, SettingsInvalid
 from domain.evaluations.answer_length import MAX_ANSWER_TOKENS_DEFAULT
@@ -127,6 +128,8 @@ class NewExperimentPageController(Controller):
     def create(self, request: Request, data: Annotated[dict[str, str], FORM], verity: Verity,
                read_models: ReadModelsDep, own_writes: OwnWritesDep, identity: Identity) -> Template | Redirect:
         values = form_from_submission(data)
+        if (refused_role := identity.refusal(LAUNCH)) is not None:  # the form again, as typed, with why not
+            return _page(read_models, identity, values, {"": refused_role}, 403)
         org_id = identity.organization_id
         step = compute_step(values, {}, read_models, org_id, ())
         project_id = _uuid(values.get("project"))

@@ -8,6 +8,7 @@ from uuid import UUID
 from litestar import Controller, Request, get, post
 from litestar.response import Redirect, Template
 
+from app.evaluations.waiting import waiting_for_the_worker
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
 from domain.application import Verity
@@ -36,6 +37,8 @@ class ExperimentsPageController(Controller):
     def detail(self, request: Request, experiment_id: UUID, read_models: ReadModelsDep,
                identity: Identity) -> Template:
         context = experiment_context(read_models, identity, experiment_id)
+        queued = context["experiment"]["state"] == "queued"
+        context["waiting"] = waiting_for_the_worker(request, read_models, identity) if queued else None
         template = "experiments/body.html" if request.headers.get("hx-request") else "experiments/detail.html"
         return Template(template, context=context)
 

@@ -3,6 +3,7 @@ After, Reclaim storage between rounds, and the RL settings every round's run tak
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -12,20 +13,37 @@ from litestar.params import Body
 from litestar.response import Redirect, Template
 
 from app.evaluations.sending import send_loop_step
+from app.runs.defaults import starting_draft
+from app.runs.form import RunForm
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
+from domain.access.roles import LAUNCH
 from domain.application import Verity
 from domain.errors import NotAllowed, SettingsInvalid
 from domain.evaluations.benchmarks import BENCHMARKS
 from domain.loops.loop import SCORE_COLUMNS
 from domain.runs.settings import run_body_from_api
+from projections.rows import ProjectRow
 
 FORM = Body(media_type=RequestEncodingType.URL_ENCODED)
 RL_FIELDS = ("rounds", "prompts_per_round", "answers_per_prompt", "max_answer_tokens")
 DEFAULTS = {"name": "math-pairs to 35%", "benchmark": "math_pairs_held_out", "score_column": "accuracy",
-            "target": "35", "max_rounds": "8", "give_up_after": "2", "reclaim_storage": "on", "rounds": "20",
-            "prompts_per_round": "64", "answers_per_prompt": "8", "max_answer_tokens": "512",
-            "learning_rate": "0.000005", "benchmark_size": "64"}
+            "target": "35", "max_rounds": "8", "give_up_after": "2", "reclaim_storage": "on", "benchmark_size": "64"}
+
+
+def _starting_values(projects: Sequence[ProjectRow]) -> dict[str, str]:
+    """Each round's run starts from the project's own numbers, as Configure a run does (the Demo project's learn
+    on the tiny model in minutes), else from the product's defaults."""
+    project = str(projects[0].id) if projects else ""
+    run_values = RunForm.from_draft(starting_draft(projects), project=project).values
+    return {**DEFAULTS, "project": project, **{name: run_values[name] for name in (*RL_FIELDS, "learning_rate")}}
+
+
+def _training(projects: Sequence[ProjectRow], project_id: UUID, data: Mapping[str, str]) -> dict[str, Any]:
+    """The run settings as typed, over the chosen project's own (e.g. its micro batch and training window)."""
+    own = next((p.run_defaults for p in projects if p.id == project_id), {})
+    return {**own, "rl": {**own.get("rl", {}), **{f: _number(data.get(f, "")) for f in RL_FIELDS}, "reward": None},
+            "advanced": {**own.get("advanced", {}), "learning_rate": _number(data.get("learning_rate", ""))}}
 
 
 def _number(text: str) -> Any:
@@ -54,22 +72,21 @@ class NewLoopPageController(Controller):
 
     @get("/", name="loops:new", sync_to_thread=True)
     def form(self, read_models: ReadModelsDep, identity: Identity) -> Template:
-        return _page(read_models, identity, dict(DEFAULTS), {})
+        return _page(read_models, identity, _starting_values(read_models.projects(identity.organization_id)), {})
 
     @post("/", name="loops:create", sync_to_thread=True)
     def create(self, request: Request, data: Annotated[dict[str, str], FORM], verity: Verity,
                read_models: ReadModelsDep, own_writes: OwnWritesDep, identity: Identity) -> Template | Redirect:
         values = {**data, "reclaim_storage": "on" if data.get("reclaim_storage") else ""}
+        if (refused_role := identity.refusal(LAUNCH)) is not None:  # the form again, as typed, with why not
+            return _page(read_models, identity, values, {"": refused_role}, 403)
         try:
             project_id = UUID(data.get("project", ""))
         except ValueError:
             return _page(read_models, identity, values, {"project": "Choose a project."}, 400)
         try:
-            draft = run_body_from_api({
-                "name": data.get("name", ""),
-                "training": {"rl": {**{f: _number(data.get(f, "")) for f in RL_FIELDS}, "reward": None},
-                             "advanced": {"learning_rate": _number(data.get("learning_rate", ""))}},
-            })
+            projects = read_models.projects(identity.organization_id)
+            draft = run_body_from_api({"name": data.get("name", ""), "training": _training(projects, project_id, data)})
             written = verity.create_loop(
                 identity.organization_id, project_id, name=data.get("name", ""),
                 benchmark=data.get("benchmark", ""), score_column=data.get("score_column", ""),

@@ -9,6 +9,8 @@ from uuid import UUID
 from litestar import Controller, Request, get, post
 from litestar.response import Redirect, Template
 
+from app.evaluations.waiting import waiting_for_the_worker
+from app.loops.chart import bar_chart
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
 from domain.application import Verity
@@ -44,8 +46,10 @@ def loop_context(read_models: Any, identity: Identity, loop_id: UUID) -> dict[st
     for row in rounds:
         row["duration"] = duration(_seconds(row["started_at"], row["ended_at"]))
     end = None if loop["live"] else loop["updated_at"]
+    score_column = SCORE_COLUMNS[loop["score_column"]]
     return {
-        "loop": loop, "rounds": rounds, "live": loop["live"], "score_column": SCORE_COLUMNS[loop["score_column"]],
+        "loop": loop, "rounds": rounds, "live": loop["live"], "score_column": score_column,
+        "chart": bar_chart(rounds, loop["target"], score_column),
         "section": "loops", "identity": identity,
         "elapsed": duration(_seconds(rounds[0]["started_at"], end) if rounds else None),
     }
@@ -63,6 +67,8 @@ class LoopsPageController(Controller):
     @get("/{loop_id:uuid}", name="loops:detail", sync_to_thread=True)
     def detail(self, request: Request, loop_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Template:
         context = loop_context(read_models, identity, loop_id)
+        queued = context["loop"]["state"] == "queued"
+        context["waiting"] = waiting_for_the_worker(request, read_models, identity) if queued else None
         return Template("loops/body.html" if request.headers.get("hx-request") else "loops/detail.html",
                         context=context)
 

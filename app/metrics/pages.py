@@ -16,6 +16,7 @@ from litestar.response import Redirect, Template
 from app.metrics.source import source_from_form
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
+from domain.access.roles import CHANGE
 from domain.application import Verity
 from domain.custom_metrics import CustomMetric
 from domain.errors import NotFound, SettingsInvalid
@@ -47,6 +48,10 @@ class MetricsPageController(Controller):
         identity: Identity,
     ) -> Template | Redirect:
         name = data.get("name") if isinstance(data.get("name"), str) else ""
+        if (refused_role := identity.refusal(CHANGE)) is not None:  # the form again, as typed, with why not
+            typed = data.get("source") if isinstance(data.get("source"), str) else ""
+            context = _list_context(read_models, identity, name=name, source=typed, errors={"": refused_role})
+            return Template("metrics/list.html", context=context, status_code=403)
         try:
             source = source_from_form(data)
             written = verity.register_custom_metric(identity.organization_id, name, source, identity.actor)
@@ -72,6 +77,10 @@ class MetricsPageController(Controller):
         read_models: ReadModelsDep,
         identity: Identity,
     ) -> Template | Redirect:
+        if (refused_role := identity.refusal(CHANGE)) is not None:
+            typed = data.get("source") if isinstance(data.get("source"), str) else ""
+            context = _metric_context(read_models, identity, metric_id, source=typed, errors={"": refused_role})
+            return Template("metrics/detail.html", context=context, status_code=403)
         try:
             source = source_from_form(data)
             written = verity.edit_custom_metric(identity.organization_id, metric_id, source, identity.actor)

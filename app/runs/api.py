@@ -1,5 +1,5 @@
-"""The runs API: save, list, read, launch, cancel, retry, duplicate and merge runs (RL, SFT, DPO); read a run's
-audit timeline and an SFT or DPO run's steps.
+"""The runs API: save, edit and delete a draft, list, read, launch, cancel, retry, duplicate and merge runs (RL, SFT,
+DPO); read a run's audit timeline and an SFT or DPO run's steps.
 
 Bodies are checked by the domain (`run_body_from_api`), so a bad setting is refused with the words the form
 shows: 422 with {"errors": {field: message}}, and nothing is recorded.
@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar
 from uuid import UUID
 
-from litestar import Controller, get, post
+from litestar import Controller, Request, delete, get, post, put
 from litestar.openapi.spec import Example
 from litestar.params import Body
 
 from app.runs.merging import ask_for_merge
 from app.runs.projects import choose_project
+from app.runs.readiness import run_launch_problem
 from app.runs.schemas import CommandAnswer, RunOut
 from app.shell.commands import OwnWrites
 from app.shell.dependencies import LauncherDep, MergerDep, OwnWritesDep, ReadModelsDep
@@ -60,6 +61,30 @@ class RunsApiController(Controller):
         written = verity.save_run(identity.organization_id, project_id, draft, identity.actor)
         return self._after(own_writes, written, read_models, identity)
 
+    @put("/{run_id:uuid}", name="api:runs:edit", sync_to_thread=True)
+    def edit(
+        self,
+        run_id: UUID,
+        data: Annotated[dict[str, Any], RUN_BODY],
+        verity: Verity,
+        own_writes: OwnWritesDep,
+        read_models: ReadModelsDep,
+        identity: Identity,
+    ) -> RunOut:
+        """Edit a draft: the body as for saving; the draft keeps its id and history. Any other state is refused."""
+        body = dict(data)
+        body.pop("project", None)  # a draft stays in its project
+        written = verity.edit_run(identity.organization_id, run_id, run_body_from_api(body), identity.actor)
+        return self._after(own_writes, written, read_models, identity)
+
+    @delete("/{run_id:uuid}", name="api:runs:delete", status_code=200, sync_to_thread=True)
+    def delete(
+        self, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, read_models: ReadModelsDep, identity: Identity
+    ) -> RunOut:
+        """Delete a draft: it leaves the runs list (state "deleted"); its events stay in the store and the feed."""
+        written = verity.delete_run(identity.organization_id, run_id, identity.actor)
+        return self._after(own_writes, written, read_models, identity)
+
     @get("/", name="api:runs:list", sync_to_thread=True)
     def list_runs(self, read_models: ReadModelsDep, identity: Identity) -> list[RunRow]:
         """The organization's runs, newest first."""
@@ -72,6 +97,7 @@ class RunsApiController(Controller):
     @post("/{run_id:uuid}/launch", name="api:runs:launch", status_code=200, sync_to_thread=True)
     def launch(
         self,
+        request: Request,
         run_id: UUID,
         verity: Verity,
         own_writes: OwnWritesDep,
@@ -79,8 +105,9 @@ class RunsApiController(Controller):
         identity: Identity,
         launcher: LauncherDep,
     ) -> RunOut:
-        """Launch a draft (RL needs the Pro plan, and an owner or member)."""
-        written = verity.launch_run(identity.organization_id, run_id, identity.actor, identity.role)
+        """Launch a draft (RL needs the Pro plan, and an owner or member; 409 when its worker can't train it)."""
+        not_ready = run_launch_problem(request, read_models, identity.organization_id, run_id)
+        written = verity.launch_run(identity.organization_id, run_id, identity.actor, identity.role, not_ready)
         launcher(run_id)
         return self._after(own_writes, written, read_models, identity)
 
@@ -95,6 +122,7 @@ class RunsApiController(Controller):
     @post("/{run_id:uuid}/retry", name="api:runs:retry", status_code=201, sync_to_thread=True)
     def retry(
         self,
+        request: Request,
         run_id: UUID,
         verity: Verity,
         own_writes: OwnWritesDep,
@@ -103,7 +131,8 @@ class RunsApiController(Controller):
         launcher: LauncherDep,
     ) -> RunOut:
         """Retry a failed or cancelled run: a new run with the same settings, launched at once."""
-        written = verity.retry_run(identity.organization_id, run_id, identity.actor, identity.role)
+        not_ready = run_launch_problem(request, read_models, identity.organization_id, run_id)
+        written = verity.retry_run(identity.organization_id, run_id, identity.actor, identity.role, not_ready)
         launcher(written.id)
         return self._after(own_writes, written, read_models, identity)
 

@@ -2,30 +2,48 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
+from uuid import UUID
 
 from app.datasets.choices import dataset_version_choices
 from app.metrics.choices import custom_reward_choices
-from app.runs.form import SECTIONS, RunForm, as_text
+from app.runs.defaults import starting_draft
+from app.runs.form import SECTIONS, RunForm, as_text, reward_values
 from app.shell.identity import Identity
 from domain.errors import SettingsInvalid
-from domain.evaluations.scoring import TAKEN_FROM_BASELINE
-from domain.rewards.config import RewardConfig, RewardConfigInvalid
+from domain.evaluations.commands import NO_SUCH_BASELINE
+from domain.evaluations.scoring import TAKEN_FROM_BASELINE, reward_from_baseline
+from domain.rewards.config import CUSTOM_PREFIX, METRICS, RewardConfig, RewardConfigInvalid
+from domain.runs import objectives
+from domain.runs.reward import (
+    CHOOSE_REWARD,
+    MAKES_OWN_PROMPTS,
+    NO_BASELINE,
+    makes_own_prompts,
+    reward_label,
+    training_prompts,
+)
 from domain.runs.run import FINISHED_WITH_ADAPTER
 from domain.runs.settings import (
     FIELDS_BY_NAME,
     RunDraft,
+    prompts_per_round_words,
     revision_to_pin,
     run_body_from_form,
     saved_revision,
     trial_confirmation,
 )
-from projections.evaluations import completed_baselines
+from projections.evaluations import completed_baselines, evaluation
 from projections.store import ReadModels
 
 CHECKBOXES = ("reward_format_bonus",)
+# Fields whose value follows another field's, redrawn when it changes: Start from locks the adapter's size and
+# scaling to the source run's (000), and each Training objective has its own learning rate.
+REDRAWN_WITH = {"start_run": ("lora_rank", "lora_alpha"), "objective": ("learning_rate",)}
+ADAPTER_LOCKED_HINT = "Taken from “{run}”, which this run continues: its adapter's size and scaling apply."
 
 
 def form_from_submission(data: Mapping[str, str]) -> dict[str, str]:
@@ -44,6 +62,13 @@ class TrainingSummary:
     rows: list[tuple[str, str]]
     warnings: list[str] = field(default_factory=list)
     launch_note: str = ""
+    about: str = ""  # what the method does, where the rows alone would not say it
+
+
+HEAD_ABOUT = (
+    "Trains the output head only: the rest of the model stays frozen. Fast and cheap; learns the answer's format "
+    "and vocabulary, not new reasoning."
+)
 
 
 def configure_context(
@@ -53,15 +78,20 @@ def configure_context(
     draft: RunDraft | None = None,
     values: Mapping[str, str] | None = None,
     errors: Mapping[str, str] | None = None,
+    editing: Any = None,
 ) -> dict[str, Any]:
+    """`editing`: the draft's RunDetail when the form edits it (Edit on a draft's page saves into the same run)."""
     projects = read_models.projects(identity.organization_id)
     if values is None:
-        form = RunForm.from_draft(draft or RunDraft(), project=str(projects[0].id) if projects else "")
+        project = str(editing.project_id) if editing is not None else str(projects[0].id) if projects else ""
+        form = RunForm.from_draft(draft or RunDraft(), project=project)
     else:
         form = RunForm(values=dict(values), errors=dict(errors or {}))
-    form = replace(form, custom_metrics=tuple(custom_reward_choices(read_models, identity.organization_id)))
+    form = with_what_the_form_knows(form, read_models, identity)
     return {
         "form": form,
+        "editing": editing,
+        "form_action": f"/runs/{editing.id}/edit" if editing is not None else "",
         "sections": SECTIONS,
         "projects": projects,
         "start_from": start_from_choices(read_models, identity, form.values),
@@ -75,33 +105,125 @@ def configure_context(
 
 
 def summary_context(
-    read_models: ReadModels, identity: Identity, values: Mapping[str, str], *, redraw_reward: bool
+    read_models: ReadModels,
+    identity: Identity,
+    values: Mapping[str, str],
+    *,
+    redraw_reward: bool,
+    trigger: str = "",
 ) -> dict[str, Any]:
-    """The sidebar, and every field's message, for the form as typed so far (nothing is saved)."""
+    """The sidebar, and every field's message, for the form as typed so far (nothing is saved). `trigger`: the
+    field that changed. Choosing a Baseline starts the reward as that baseline's (000), and choosing Start from
+    locks the adapter's size and scaling to the source run's, so those redraw their parts."""
+    values = dict(values)
+    if trigger == "baseline" and values.get("baseline"):
+        values["reward_preset"] = ""  # "Taken from the baseline"; changing a field trains toward another reward
+    if trigger == "reward_preset":
+        values.update(_reward_of_kind(read_models, identity, values))
+    if trigger == "objective":  # 000: choosing RL, "Learning rate changes to 0.000005"; each objective its own
+        values["learning_rate"] = as_text(_learning_rate_of(read_models, identity, values.get("objective") or ""))
     try:
         run_body_from_form(values)
         errors: dict[str, str] = {}
     except SettingsInvalid as refused:
         errors = refused.errors
-    reward_error = _reward_problem(values)
-    if reward_error:
-        errors.setdefault("reward", reward_error)
-    form = RunForm(
-        values=dict(values),
-        errors=errors,
-        custom_metrics=tuple(custom_reward_choices(read_models, identity.organization_id)),
-    )
+    form = with_what_the_form_knows(RunForm(values=values, errors=errors), read_models, identity)
+    if (reward_error := _reward_problem(form)) and "reward" not in errors:
+        form = replace(form, errors={**errors, "reward": reward_error})
     projects = read_models.projects(identity.organization_id)
     return {
         "form": form,
         "sections": SECTIONS,
         "summary": training_summary(form, projects),
         "redraw_reward": redraw_reward,
+        # the fields whose value follows another's, redrawn with it (`trigger` changed them above)
+        "redraw_fields": REDRAWN_WITH.get(trigger, ()),
         "start_from": start_from_choices(read_models, identity, values),
         "baselines": baseline_choices(read_models, identity, values),
         "taken_from_baseline": TAKEN_FROM_BASELINE,
         "identity": identity,
     }
+
+
+def with_what_the_form_knows(form: RunForm, read_models: ReadModels, identity: Identity) -> RunForm:
+    """The form with what the read models add: custom metrics to choose (and their names), the reward the chosen
+    baseline gives, and, under Start from, the source run's adapter size and scaling, locked (000)."""
+    org_id = identity.organization_id
+    values = dict(form.values)
+    reward, reward_error = baseline_reward_of(read_models, identity, values)
+    locked: dict[str, str] = {}
+    source = _start_from_run(read_models, identity, values.get("start_run"))
+    if source is not None:
+        advanced = source.settings["training"]["advanced"]
+        hint = ADAPTER_LOCKED_HINT.format(run=source.name or "Untitled run")
+        for name in ("lora_rank", "lora_alpha"):
+            values[name], locked[name] = as_text(advanced[name]), hint
+    labels = {
+        str(version.id): version.label
+        for version in read_models.custom_metric_versions(org_id)  # type: ignore[attr-defined]
+    }
+    return replace(
+        form,
+        values=values,
+        custom_metrics=tuple(custom_reward_choices(read_models, org_id)),
+        custom_metric_labels=labels,
+        baseline_reward=reward_label(reward, labels.get(str(reward.get("custom_metric")))) if reward else "",
+        baseline_reward_settings=reward,
+        baseline_reward_error=reward_error,
+        locked=locked,
+    )
+
+
+def _start_from_run(read_models: ReadModels, identity: Identity, start_run: str | None) -> Any:
+    if not start_run:
+        return None
+    try:
+        return read_models.run(identity.organization_id, UUID(str(start_run)))
+    except ValueError:
+        return None
+
+
+def baseline_reward_of(
+    read_models: ReadModels, identity: Identity, values: Mapping[str, str]
+) -> tuple[dict[str, Any] | None, str]:
+    """The reward the form's Baseline gives (000: "the reward starts as that baseline's scoring and main
+    metric"), or None and why not: its main metric can't be a reward, or no baseline is chosen."""
+    chosen = str(values.get("baseline") or "").strip()
+    if not chosen:
+        return None, CHOOSE_REWARD if values.get("kind") == "trial" else NO_BASELINE
+    try:
+        row = evaluation(read_models.tables, identity.organization_id, UUID(chosen))  # type: ignore[attr-defined]
+    except ValueError:
+        row = None
+    if row is None:
+        return None, NO_SUCH_BASELINE
+    try:
+        return reward_from_baseline(json.loads(row["scoring_json"]), row["main_metric"]), ""
+    except SettingsInvalid as problem:
+        return None, problem.errors.get("reward", "")
+
+
+def _learning_rate_of(read_models: ReadModels, identity: Identity, objective: str) -> float:
+    """The objective's learning rate: the project's own for RL where it set one (the Demo's tiny model learns at
+    5e-4), else the objective's default (RL 5e-6, SFT 2e-4, ...)."""
+    if objectives.is_rl(objective):
+        return starting_draft(read_models.projects(identity.organization_id)).learning_rate
+    return objectives.LEARNING_RATE_DEFAULTS.get(objective, RunDraft().learning_rate)
+
+
+def _reward_of_kind(read_models: ReadModels, identity: Identity, values: Mapping[str, str]) -> dict[str, str]:
+    """A new kind of answers starts from the baseline's reward when it is of that kind, else from the kind's first
+    metric, so the Training Summary names a reward at once (a metric of another kind names none)."""
+    preset = values.get("reward_preset") or ""
+    if preset not in METRICS:
+        return {}
+    reward, _ = baseline_reward_of(read_models, identity, values)
+    if reward is not None and reward["preset"] == preset:
+        return {key: value for key, value in reward_values(reward).items() if key != "reward_preset"}
+    metric = values.get("reward_metric") or ""
+    if metric in METRICS[preset] or metric.startswith(CUSTOM_PREFIX):
+        return {}
+    return {"reward_metric": next(iter(METRICS[preset]))}
 
 
 def baseline_choices(
@@ -114,14 +236,20 @@ def baseline_choices(
 
 def training_summary(form: RunForm, projects: list[Any]) -> TrainingSummary:
     project = next((p for p in projects if str(p.id) == form.value("project")), projects[0] if projects else None)
+    if form.value("objective") == objectives.HEAD:
+        return head_summary(form, project)
+    if form.value("objective") in (objectives.SFT, objectives.DPO):
+        return tuning_summary(form, project)
     trial = form.is_trial
+    reward = form.baseline_reward_settings if not form.preset else reward_of_form(form.values) or None
     rows = [
         ("Method", "RL · GRPO on LoRA"),
         ("Run", "Training trial" if trial else "Full training"),
         ("Model", project.model if project else "—"),
         ("Reward", _reward_label(form) or "—"),
+        ("Training prompts", training_prompts(reward, form.value("dataset_version") or None)),
         ("Rounds", "1 (a trial)" if trial else form.value("rounds")),
-        ("Prompts per round", form.value("prompts_per_round")),
+        ("Prompts per round", _prompts_per_round(form)),
         ("Answers per prompt", form.value("answers_per_prompt")),
         ("Longest answer", f"{form.value('max_answer_tokens')} tokens"),
         ("GPUs", f"1 · {form.value('provider') or 'local'}"),
@@ -133,7 +261,56 @@ def training_summary(form: RunForm, projects: list[Any]) -> TrainingSummary:
         ),
         ("Time limit", f"{form.value('time_limit_hours')} h"),
     ]
-    return TrainingSummary(rows=rows, warnings=_warnings(form), launch_note=_launch_note(form))
+    warnings = _warnings(form)
+    if makes_own_prompts(reward) and form.value("dataset_version"):
+        warnings.append(MAKES_OWN_PROMPTS)
+    return TrainingSummary(rows=rows, warnings=warnings, launch_note=_launch_note(form))
+
+
+def tuning_summary(form: RunForm, project: Any) -> TrainingSummary:
+    """An SFT or DPO run: epochs in steps of Batch size examples, on the Dataset version's examples (DPO's pairs)."""
+    dpo = form.value("objective") == objectives.DPO
+    rows = [
+        ("Method", "DPO · preference pairs on LoRA" if dpo else "SFT · supervised fine-tuning on LoRA"),
+        ("Run", "Training trial" if form.is_trial else "Full training"),
+        ("Model", project.model if project else "—"),
+        ("Data", ("the Dataset version's preference pairs" if dpo else "the Dataset version's conversations")
+         if form.value("dataset_version") else "— (choose a Dataset version)"),
+        ("Epochs", "1 (a trial)" if form.is_trial else form.value("epochs")),
+        ("Batch size", f"{form.value('batch_size')} examples a step"),
+        *((("DPO beta", form.value("beta")),) if dpo else ()),
+        ("GPUs", f"1 · {form.value('provider') or 'local'}"),
+        ("LoRA rank", form.value("lora_rank")),
+        ("Learning rate", form.value("learning_rate")),
+        ("Time limit", f"{form.value('time_limit_hours')} h"),
+    ]
+    return TrainingSummary(rows=rows, launch_note=_launch_note(form))
+
+
+def _prompts_per_round(form: RunForm) -> str:
+    """What the run will use: a trial trains on at most 8 prompts, whatever Prompts per round says (000)."""
+    try:
+        prompts = int(form.value("prompts_per_round"))
+    except ValueError:
+        return form.value("prompts_per_round")
+    return prompts_per_round_words(RunDraft(kind="trial" if form.is_trial else "full", prompts_per_round=prompts))
+
+
+def head_summary(form: RunForm, project: Any) -> TrainingSummary:
+    """A Head run: SFT's data and settings, a LoRA on the output head alone."""
+    rows = [
+        ("Method", "Head · LoRA on the output head"),
+        ("Run", "Training trial" if form.is_trial else "Full training"),
+        ("Model", project.model if project else "—"),
+        ("Data", "the Dataset version's conversations" if form.value("dataset_version") else "—"),
+        ("Epochs", "1 (a trial)" if form.is_trial else form.value("epochs")),
+        ("Batch size", form.value("batch_size")),
+        ("GPUs", f"1 · {form.value('provider') or 'local'}"),
+        ("LoRA rank", form.value("lora_rank")),
+        ("Learning rate", form.value("learning_rate")),
+        ("Time limit", f"{form.value('time_limit_hours')} h"),
+    ]
+    return TrainingSummary(rows=rows, about=HEAD_ABOUT)
 
 
 def _warnings(form: RunForm) -> list[str]:
@@ -161,16 +338,23 @@ def _launch_note(form: RunForm) -> str:
 
 
 def _reward_label(form: RunForm) -> str:
+    """The reward as the run page will word it (domain.runs.reward.reward_label): the baseline's when Answers are
+    "Taken from the baseline", a custom metric by its name and version."""
+    if not form.preset:
+        return form.baseline_reward
     try:
-        return RewardConfig.from_dict(reward_of_form(form.values)).label
+        reward = RewardConfig.from_dict(reward_of_form(form.values)).to_dict()
     except (RewardConfigInvalid, SettingsInvalid):
         return ""
+    return reward_label(reward, form.custom_metric_labels.get(str(reward.get("custom_metric"))))
 
 
-def _reward_problem(values: Mapping[str, str]) -> str:
+def _reward_problem(form: RunForm) -> str:
     """The reward's own message, checked as saving would check it (the form parser leaves that to saving)."""
+    if not form.preset:
+        return form.baseline_reward_error
     try:
-        RewardConfig.from_dict(reward_of_form(values))
+        RewardConfig.from_dict(reward_of_form(form.values))
     except RewardConfigInvalid as problem:
         return problem.message
     except SettingsInvalid:

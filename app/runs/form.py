@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domain.rewards.config import METRICS, PRESET_NAMES, SYNTHETIC_PROMPTS_DEFAULT
+from domain.runs import objectives
 from domain.runs.settings import ALL_FIELDS as FIELDS  # the Training objective and SFT/DPO settings too
 from domain.runs.settings import RunDraft
 
@@ -36,6 +37,17 @@ SETTINGS_OF_PRESET: dict[str, tuple[str, ...]] = {
     "numeric": ("absolute_tolerance", "relative_tolerance"),
     "verifiable": ("synthetic_prompts", "format_bonus"),
 }
+# The fields only some objectives use; the form shows each only for them (every other field serves all).
+RL_ONLY = ("rounds", "prompts_per_round", "answers_per_prompt", "max_answer_tokens", "loss_type",
+           "generation_backend", "vllm_gpu_memory", "baseline", "reward")  # fmt: skip
+ONLY_FOR: dict[str, tuple[str, ...]] = {
+    **{name: (objectives.RL,) for name in RL_ONLY},
+    **{
+        name: tuple(objective for objective, names in objectives.BLOCK_FIELDS.items() if name in names)
+        for names in objectives.BLOCK_FIELDS.values()
+        for name in names
+    },
+}
 DEFAULT_REWARD = {
     "preset": "verifiable",
     "metric": "math_pairs",
@@ -53,6 +65,9 @@ class FormField:
     hint: str = ""
     error: str = ""
     choices: tuple[tuple[str, str], ...] = ()
+    objectives: tuple[str, ...] = ()  # the objectives that use it; () for every one
+    hidden: bool = False  # not used by the objective chosen now (kept, so switching back keeps its value)
+    readonly: bool = False  # shown, not changed: e.g. the adapter's size and scaling under Start from
 
 
 @dataclass(frozen=True)
@@ -63,6 +78,13 @@ class RunForm:
     errors: Mapping[str, str] = field(default_factory=dict)
     # ("custom.<version id>", "name (v3) · custom metric"): listed in Reward metric after the built-in ones (000)
     custom_metrics: tuple[tuple[str, str], ...] = ()
+    # "custom.<version id>"'s version id -> "exact_year (v3)": how the Training Summary names a custom reward
+    custom_metric_labels: Mapping[str, str] = field(default_factory=dict)
+    # what the chosen baseline gives when Answers are "Taken from the baseline": its reward's label, or why none
+    baseline_reward: str = ""
+    baseline_reward_error: str = ""
+    baseline_reward_settings: Mapping[str, Any] | None = None  # that reward itself
+    locked: Mapping[str, str] = field(default_factory=dict)  # field name -> the hint that says why it is locked
 
     @classmethod
     def from_draft(cls, draft: RunDraft, project: str = "") -> RunForm:
@@ -77,17 +99,31 @@ class RunForm:
     @property
     def form_errors(self) -> list[str]:
         """Messages that belong to no field on the form, shown above it."""
-        placed = {f.name for section in SECTIONS for f in self.section(section)}
+        # a field the chosen objective hides can't show its message: it goes above the form too
+        placed = {f.name for section in SECTIONS for f in self.section(section) if not f.hidden}
         placed |= {"name", "kind", "project", "dataset_version", "baseline"}
         return [message for key, message in self.errors.items() if key not in placed]
 
     @property
     def preset(self) -> str:
-        return self.value("reward_preset") if self.value("reward_preset") in PRESET_NAMES else "verifiable"
+        """The kind of answers chosen; "" when the reward is taken from the baseline (000's default)."""
+        chosen = self.value("reward_preset")
+        if chosen == "" and "reward_preset" in self.values:
+            return ""
+        return chosen if chosen in PRESET_NAMES else "verifiable"
 
     @property
     def is_trial(self) -> bool:
         return self.value("kind") == "trial"
+
+    @property
+    def objective(self) -> str:
+        return self.value("objective") or objectives.RL
+
+    def shown_for(self, name: str) -> tuple[tuple[str, ...], bool]:
+        """The objectives that use a field or part of the form, and whether it is hidden for the one chosen."""
+        used_by = ONLY_FOR.get(name, ())
+        return used_by, bool(used_by) and self.objective not in used_by
 
     def section(self, section: str) -> list[FormField]:
         if section == "Reward":
@@ -98,9 +134,12 @@ class RunForm:
                 label=spec.label,
                 kind=spec.kind,
                 value=self.value(spec.name),
-                hint=spec.hint,
+                hint=self.locked.get(spec.name) or spec.hint,
                 error=self.error(spec.name),
                 choices=spec.choices,
+                objectives=self.shown_for(spec.name)[0],
+                hidden=self.shown_for(spec.name)[1],
+                readonly=spec.name in self.locked,
             )
             for spec in FIELDS
             if spec.section == section and spec.name != "reward"
@@ -108,17 +147,28 @@ class RunForm:
 
     def _reward_fields(self) -> list[FormField]:
         preset = self.preset
+        answers_are = FormField(
+            "reward_preset",
+            "Answers are",
+            "choice",
+            preset,
+            error=self._reward_error("preset"),
+            # "" leaves the reward to the run's baseline (000: "The default is the baseline's").
+            choices=(("", "Taken from the baseline"), *PRESET_NAMES.items()),
+        )
+        if not preset:  # the baseline's scoring and main metric, shown as they will train
+            taken = FormField(
+                "baseline_reward",  # not a reward_<key>: it is shown, never read back
+                "Reward metric",
+                "text",
+                self.baseline_reward or "—",
+                error=self.baseline_reward_error or self.error("reward"),
+                readonly=True,
+            )
+            return [answers_are, taken]
         metric_choices = tuple(METRICS[preset].items()) + self.custom_metrics
         fields_ = [
-            FormField(
-                "reward_preset",
-                "Answers are",
-                "choice",
-                preset,
-                error=self._reward_error("preset"),
-                # "" leaves the reward to the run's baseline (000: "The default is the baseline's").
-                choices=(("", "Taken from the baseline"), *PRESET_NAMES.items()),
-            ),
+            answers_are,
             FormField(
                 "reward_metric",
                 "Reward metric",
@@ -168,8 +218,14 @@ def _values_of(body: Mapping[str, Any], project: str) -> dict[str, str]:
     for spec in FIELDS:
         if spec.name != "reward":
             values[spec.name] = as_text(settings.get(spec.name, spec.default))
-    reward = training["rl"].get("reward") or DEFAULT_REWARD
     values["baseline"] = str(body.get("baseline") or "")
+    values.update(reward_values(training["rl"].get("reward") or DEFAULT_REWARD))
+    return values
+
+
+def reward_values(reward: Mapping[str, Any]) -> dict[str, str]:
+    """A reward as the form's reward_<key> inputs hold it."""
+    values = {}
     for key, value in reward.items():
         if key in ("labels", "fields"):
             values[f"reward_{key}"] = "\n".join(value or [])

@@ -18,19 +18,24 @@ from litestar.params import Body, Parameter
 from litestar.plugins.htmx import HTMXRequest, HTMXTemplate
 from litestar.response import Redirect, Template
 
+from app.evaluations.sending import send_evaluation
 from app.runs import exports
 from app.runs.configure import configure_context, form_from_submission, summary_context
-from app.runs.defaults import starting_draft
+from app.runs.defaults import continuing_draft, starting_draft
 from app.runs.exports import AdapterUnavailable, adapter_archive, archive_name
+from app.runs.listing import runs_list_context
 from app.runs.merging import ask_for_merge
 from app.runs.projects import choose_project
+from app.runs.readiness import run_launch_problem
 from app.runs.samples import samples_context
 from app.runs.view import run_page_context, stamp
 from app.shell.commands import OwnWrites
 from app.shell.dependencies import LauncherDep, MergerDep, OwnWritesDep, ReadModelsDep, StorageDep
+from app.shell.errors import status_of
 from app.shell.identity import Identity
+from domain.access.roles import CHANGE
 from domain.application import Verity
-from domain.errors import NotFound, SettingsInvalid
+from domain.errors import DomainError, NotAllowed, NotFound, NotReady, PlanNeeded, SettingsInvalid
 from domain.runs.settings import RunDraft, run_body_from_form
 
 FORM = Body(media_type=RequestEncodingType.URL_ENCODED)
@@ -53,9 +58,14 @@ class RunsPageController(Controller):
     include_in_schema = False
 
     @get("/", name="runs:list", sync_to_thread=True)
-    def list_runs(self, read_models: ReadModelsDep, identity: Identity) -> Template:
-        runs = read_models.runs(identity.organization_id)
-        return Template("runs/list.html", context={"runs": runs, "identity": identity, "section": "runs"})
+    def list_runs(self, request: HTMXRequest, read_models: ReadModelsDep, identity: Identity) -> Response:
+        """The page; the table alone for its own poll while a run is live (204 when nothing changed)."""
+        context = {**runs_list_context(read_models, identity.organization_id), "identity": identity, "section": "runs"}
+        if wants_fragment(request):
+            if request.query_params.get("v") == context["stamp"]:
+                return Response(content=b"", status_code=204)
+            return HTMXTemplate(template_name="runs/parts/list_table.html", context=context)
+        return Template("runs/list.html", context=context)
 
     # --- Configure a run ------------------------------------------------------------------------------------
     @get("/new", name="runs:configure", sync_to_thread=True)
@@ -74,9 +84,7 @@ class RunsPageController(Controller):
             draft = RunDraft.from_saved(source.settings).with_values(kind="full", name=source.name)
         if start_run is not None:
             source = _found(read_models.run(identity.organization_id, start_run))
-            draft = RunDraft.from_saved(source.settings).with_values(
-                kind="full", name=f"{source.name or 'run'} · continued", start_run=str(source.id)
-            )
+            draft = continuing_draft(draft, source)
         return Template("runs/configure.html", context=configure_context(read_models, identity, draft=draft))
 
     @post("/", name="runs:save", sync_to_thread=True)
@@ -89,6 +97,9 @@ class RunsPageController(Controller):
         identity: Identity,
     ) -> Template | Redirect:
         submitted = form_from_submission(data)
+        if (refused_role := identity.refusal(CHANGE)) is not None:  # the form again, as typed, with why not
+            context = configure_context(read_models, identity, values=submitted, errors={"": refused_role})
+            return Template("runs/configure.html", context=context, status_code=403)
         try:
             project_id = choose_project(read_models, identity.organization_id, submitted.get("project"))
             written = verity.save_run(
@@ -112,7 +123,8 @@ class RunsPageController(Controller):
         submitted = form_from_submission(data)
         # the Reward section changes with its kind of answer, and says when the reward is taken from the baseline
         redraw_reward = bool(request.htmx) and request.htmx.trigger_name in ("reward_preset", "baseline")
-        context = summary_context(read_models, identity, submitted, redraw_reward=redraw_reward)
+        trigger = (request.htmx.trigger_name or "") if request.htmx else ""
+        context = summary_context(read_models, identity, submitted, redraw_reward=redraw_reward, trigger=trigger)
         return HTMXTemplate(template_name="runs/parts/training_summary_swap.html", context=context)
 
     # --- the run page and its parts -------------------------------------------------------------------------
@@ -220,14 +232,22 @@ class RunsPageController(Controller):
     @post("/{run_id:uuid}/launch", name="runs:launch", sync_to_thread=True)
     def launch(
         self,
+        request: HTMXRequest,
         run_id: UUID,
         verity: Verity,
         own_writes: OwnWritesDep,
         read_models: ReadModelsDep,
         identity: Identity,
         launcher: LauncherDep,
-    ) -> Redirect:
-        written = verity.launch_run(identity.organization_id, run_id, identity.actor, identity.role)
+        storage: StorageDep,
+    ) -> Response:
+        """Launch, or the run page again with why not: the plan (with Upgrade or See plans), the role, or launch
+        readiness (the worker can't load what the run needs), before anything is queued."""
+        try:
+            not_ready = run_launch_problem(request, read_models, identity.organization_id, run_id)
+            written = verity.launch_run(identity.organization_id, run_id, identity.actor, identity.role, not_ready)
+        except (NotAllowed, NotReady) as refused:
+            return _refused_on_run_page(read_models, identity, run_id, refused, storage)
         launcher(run_id)
         return _to_run(own_writes, written.id, written.position)
 
@@ -241,16 +261,33 @@ class RunsPageController(Controller):
     @post("/{run_id:uuid}/retry", name="runs:retry", sync_to_thread=True)
     def retry(
         self,
+        request: HTMXRequest,
         run_id: UUID,
         verity: Verity,
         own_writes: OwnWritesDep,
         read_models: ReadModelsDep,
         identity: Identity,
         launcher: LauncherDep,
-    ) -> Redirect:
-        written = verity.retry_run(identity.organization_id, run_id, identity.actor, identity.role)
+        storage: StorageDep,
+    ) -> Response:
+        try:
+            not_ready = run_launch_problem(request, read_models, identity.organization_id, run_id)
+            written = verity.retry_run(identity.organization_id, run_id, identity.actor, identity.role, not_ready)
+        except (NotAllowed, NotReady) as refused:
+            return _refused_on_run_page(read_models, identity, run_id, refused, storage)
         launcher(written.id)
         return _to_run(own_writes, written.id, written.position)
+
+    @post("/{run_id:uuid}/score-against-baseline", name="runs:score-against-baseline", sync_to_thread=True)
+    def score_against_baseline(
+        self, request: HTMXRequest, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, identity: Identity
+    ) -> Redirect:
+        """000's Score against baseline: the adapter on the baseline's test examples, scoring and main metric; the
+        evaluation's page follows it and shows the two side by side."""
+        written = verity.score_against_baseline(identity.organization_id, run_id, identity.actor)
+        own_writes.see(written.position)
+        send_evaluation(request, written.id)
+        return Redirect(path=f"/evaluations/{written.id}", status_code=303)
 
     @post("/{run_id:uuid}/duplicate", name="runs:duplicate", sync_to_thread=True)
     def duplicate(
@@ -282,6 +319,18 @@ def _run_page(
     if fragment:
         return HTMXTemplate(template_name=PARTS[part], context=context)
     return Template("runs/detail.html", context=context)
+
+
+def _refused_on_run_page(
+    read_models: ReadModelsDep, identity: Identity, run_id: UUID, refused: DomainError, storage: Any
+) -> Template:
+    """The run page with the refusal beside its actions (a plan's with Upgrade or See plans): the person stays
+    where they were, rather than on a bare error page."""
+    run = _found(read_models.run(identity.organization_id, run_id))
+    context = run_page_context(read_models, identity, run, tab="overview")
+    context.update(samples_context(read_models, identity, run, storage, None))
+    context.update(refusal=refused.message, plan_refused=isinstance(refused, PlanNeeded))
+    return Template("runs/detail.html", context=context, status_code=status_of(refused))
 
 
 def _to_whole_page(run_id: UUID) -> Redirect:

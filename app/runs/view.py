@@ -12,11 +12,16 @@ import json
 from typing import Any
 
 from app.runs.metrics import reward_chart, small_charts, tiles, trends
+from app.runs.progress import progress_of
 from app.runs.steps import loss_chart, objective_of
 from app.shell.identity import Identity
+from domain.runs.messages import TRIAL_DID_NOT_FINISH
+from domain.runs.objectives import OBJECTIVE_NAMES
+from domain.runs.reward import training_prompts
 from domain.runs.run import FINISHED_WITH_ADAPTER
-from domain.runs.settings import RunDraft, trial_confirmation
-from projections.rows import RoundRow, RunDetail
+from domain.runs.settings import RunDraft, prompts_per_round_words
+from domain.runs.settings import launch_confirmation as launch_confirmation_words
+from projections.rows import RoundRow, RunDetail, StepRow
 from projections.store import ReadModels
 
 
@@ -31,6 +36,10 @@ def run_page_context(read_models: ReadModels, identity: Identity, run: RunDetail
     rounds = read_models.rounds(identity.organization_id, run.id) if tab == "overview" else []
     objective = objective_of(run)
     steps = read_models.steps(identity.organization_id, run.id) if tab == "overview" and objective != "rl" else []
+    if objective != "rl" and run.live and not steps:  # the status line says the steps on every tab
+        steps_for_status = read_models.steps(identity.organization_id, run.id)
+    else:
+        steps_for_status = steps
     return {
         "objective": objective,
         "steps": steps,
@@ -43,7 +52,13 @@ def run_page_context(read_models: ReadModels, identity: Identity, run: RunDetail
         "best": best_round_row(run, rounds),
         "timeline": read_models.timeline(identity.organization_id, run.id) if tab == "timeline" else [],
         "settings": settings_rows(run),
-        "time_left": time_left(run, rounds),
+        "progress": progress_of(run, objective, steps_for_status[0] if steps_for_status else None),
+        "trial_finished": trial_finished(run),
+        "trial_advice": trial_advice(run),
+        "score_against_baseline": can_score_against_baseline(run),
+        "refusal": None,  # a launch or retry refused: the words, shown beside the run's actions
+        "plan_refused": False,  # ... by the plan: with Upgrade, or See plans (templates/auth/plan_notice.html)
+        "time_left": time_left(run, rounds) if objective == "rl" else steps_time_left(run, steps_for_status),
         "launch_confirmation": launch_confirmation(run),
         "chart": json.dumps(reward_chart(rounds)),
         "trained": any(r.round_number >= 1 for r in rounds),
@@ -72,19 +87,21 @@ def settings_rows(run: RunDetail) -> list[tuple[str, str]]:
         ("Model", model_label(run.model)),
     ]
     rl = training.get("rl")
-    if training.get("objective", "rl") != "rl" or not rl:  # an SFT or DPO run: its own block, as saved
-        block = training.get(training.get("objective", "")) or {}
-        return [*head, ("Objective", str(training.get("objective", "")).upper())] + [
+    if training.get("objective", "rl") != "rl" or not rl:  # an SFT, DPO or Head run: its own block, as saved
+        objective = str(training.get("objective", ""))
+        block = training.get(objective) or {}
+        return [*head, ("Objective", OBJECTIVE_NAMES.get(objective, objective.upper()))] + [
             (key.replace("_", " ").capitalize(), str(value)) for key, value in block.items() if value is not None
         ]
     return [
         *head,
         ("Rounds", "1 (a trial)" if run.kind == "trial" else str(rl["rounds"])),
-        ("Prompts per round", str(rl["prompts_per_round"])),
+        ("Prompts per round", prompts_per_round_words(RunDraft.from_saved(run.settings))),
         ("Answers per prompt", str(rl["answers_per_prompt"])),
         ("Longest sampled answer", f"{rl['max_answer_tokens']} tokens"),
-        ("Reward", run.reward_label or "—"),
-        ("Starts from", "the base model" if run.start_run is None else "the run"),
+        ("Reward", run.reward_label or "—"),  # the projection words it (domain.runs.reward.reward_label)
+        ("Training prompts", training_prompts(rl["reward"], run.settings.get("dataset_version"))),
+        ("Starts from", "the base model" if run.start_run is None else run.start_run_name),
     ]
 
 
@@ -117,13 +134,19 @@ def time_left(run: RunDetail, rounds: list[RoundRow]) -> str:
     return duration(mean / len(trained) * max(run.rounds_total - run.rounds_done, 0))
 
 
+def steps_time_left(run: RunDetail, steps: list[StepRow]) -> str:
+    """An SFT, DPO or Head run's Time left (est.): the seconds per step so far, times the steps still to go."""
+    if run.state not in ("preparing", "training"):
+        return ""
+    if not steps or not steps[0].step:
+        return "estimated once the first step is logged"
+    latest = steps[0]
+    return duration(latest.seconds / latest.step * max(latest.steps - latest.step, 0))
+
+
 def launch_confirmation(run: RunDetail) -> str:
-    if run.kind == "trial":
-        return trial_confirmation(RunDraft.from_saved(run.settings))
-    return (
-        f"A full run: {run.rounds_total} rounds, stopped by its time limit of "
-        f"{run.settings['training']['time_limit_hours']:g} hours at the latest."
-    )
+    """In the objective's own words: rounds for RL, epochs and steps for SFT, DPO and Head."""
+    return launch_confirmation_words(RunDraft.from_saved(run.settings))
 
 
 def trial_rows(run: RunDetail) -> list[tuple[str, str]]:
@@ -136,16 +159,10 @@ def trial_rows(run: RunDetail) -> list[tuple[str, str]]:
         value = report.get(key)
         return "—" if value is None else f"{value:.1f} s"
 
-    peak, total = report.get("peak_memory_bytes"), report.get("gpu_memory_bytes")
-    memory = "—"
-    if peak:
-        memory = f"{peak / 2**30:.2f} GiB"
-        if total:
-            memory += f" of {total / 2**30:.0f} GiB ({peak / total:.0%})"
     rows = [
         ("Formatting", report.get("formatting") or "—"),
         ("Seconds per round", seconds("seconds_per_round")),
-        ("Peak GPU memory", memory),
+        peak_memory_row(report),
         ("Sampling", seconds("sampling_seconds")),
         ("Grading", seconds("grading_seconds")),
         ("Update", seconds("update_seconds")),
@@ -158,3 +175,49 @@ def trial_rows(run: RunDetail) -> list[tuple[str, str]]:
         rows.append(("Full training time", "—" if full is None else f"{duration(full)} for {rounds} rounds"))
         rows.append(("Full GPU cost", "— (this GPU has no price)" if cost is None else f"${cost:,.2f}"))
     return rows
+
+
+def peak_memory_row(report: dict[str, Any]) -> tuple[str, str]:
+    """What the trainer measured: a GPU's peak allocation of its total, or, on a machine with no GPU (no total),
+    the training process's peak resident memory, named as such.
+
+    >>> peak_memory_row({"peak_memory_bytes": 3 * 2**30, "gpu_memory_bytes": 80 * 2**30})
+    ('Peak GPU memory', '3.00 GiB of 80 GiB (4%)')
+    >>> peak_memory_row({"peak_memory_bytes": 3 * 2**29, "gpu_memory_bytes": None})
+    ('Peak memory (CPU, process)', '1.50 GiB')
+    """
+    peak, total = report.get("peak_memory_bytes"), report.get("gpu_memory_bytes")
+    if not total:
+        return ("Peak memory (CPU, process)", f"{peak / 2**30:.2f} GiB" if peak else "—")
+    memory = f"{peak / 2**30:.2f} GiB of {total / 2**30:.0f} GiB ({peak / total:.0%})" if peak else "—"
+    return ("Peak GPU memory", memory)
+
+
+def trial_finished(run: RunDetail) -> bool:
+    """A trial finished when it ended well and its report says so: only then is its estimate worth a full run."""
+    report = run.trial_report or {}
+    return run.kind == "trial" and not run.live and run.state not in ("draft", "failed", "cancelled") and bool(
+        report.get("finished")
+    )
+
+
+def trial_advice(run: RunDetail) -> list[str]:
+    """The advice under the Training trial report. A trial that ended without finishing says so (000), also when
+    the trainer never got to report: its data would not load, its worker died, or it was cancelled."""
+    if run.kind != "trial":
+        return []
+    advice = list((run.trial_report or {}).get("advice") or [])
+    ended = not run.live and run.state != "draft"
+    if ended and not trial_finished(run) and TRIAL_DID_NOT_FINISH not in advice:
+        advice.append(TRIAL_DID_NOT_FINISH)
+    return advice
+
+
+def can_score_against_baseline(run: RunDetail) -> bool:
+    """000's Score against baseline: a finished full run's adapter, against the baseline it names."""
+    return (
+        run.kind == "full"
+        and run.state in FINISHED_WITH_ADAPTER
+        and run.adapter is not None
+        and bool(run.settings.get("baseline"))
+    )

@@ -15,6 +15,8 @@ from domain.errors import (
     IllegalTransition,
     NotAllowed,
     NotFound,
+    NotReady,
+    PlanNeeded,
     SettingsInvalid,
     StorageUnavailable,
 )
@@ -25,6 +27,7 @@ STATUS_OF: dict[type[DomainError], int] = {
     NotFound: 404,
     IllegalTransition: 409,
     ConcurrentChange: 409,
+    NotReady: 409,
     StorageUnavailable: 503,
 }
 
@@ -43,12 +46,13 @@ def api_error(_: Request, error: DomainError) -> Response[dict]:
     return Response({"status_code": status, "detail": error.message}, status_code=status)
 
 
-def page_error(_: Request, error: DomainError) -> Template:
-    return Template(
-        template_name="shell/error.html",
-        context={"message": error.message, "status": status_of(error)},
-        status_code=status_of(error),
-    )
+def page_error(request: Request, error: DomainError) -> Template:
+    """The refusal in words; the plan's offers the plan page (Upgrade for an owner, See plans for the others)."""
+    context = {"message": error.message, "status": status_of(error), "plan_refused": isinstance(error, PlanNeeded)}
+    identity = request.scope.get("state", {}).get("identity")
+    if identity is not None:  # the top bar, and the plan notice's Upgrade or See plans
+        context["identity"] = identity
+    return Template(template_name="shell/error.html", context=context, status_code=status_of(error))
 
 
 API_ERROR_HANDLERS: ExceptionHandlersMap = {DomainError: api_error}

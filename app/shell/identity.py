@@ -13,6 +13,7 @@ from uuid import UUID
 from litestar.connection import ASGIConnection
 from litestar.exceptions import NotAuthorizedException
 
+from domain.access import roles
 from domain.actors import Actor
 from domain.application import Verity
 from domain.errors import NotFound
@@ -38,6 +39,15 @@ class Identity:
     @property
     def has_rl(self) -> bool:
         return self.plan == "pro"
+
+    def may(self, action: str) -> bool:
+        """Whether this identity's role may do `action` (domain/access/roles.py): templates ask
+        `identity.may("change")` before they offer a control."""
+        return roles.may(self.role, action)
+
+    def refusal(self, action: str) -> str | None:
+        """The words that refuse `action` to this identity's role, or None when it may."""
+        return roles.refusal(self.role, action)
 
 
 def bearer_token(connection: ASGIConnection[Any, Any, Any, Any]) -> str | None:

@@ -27,6 +27,26 @@
     }
   }, true);
 
+  // Configure a run shows only the chosen Training objective's fields (data-objectives lists who uses a part);
+  // the server draws the same, so this only spares the wait for its answer. Hidden fields keep their values.
+  function showObjective(form, objective) {
+    form.querySelectorAll("[data-objectives]").forEach(function (part) {
+      part.hidden = part.getAttribute("data-objectives").split(" ").indexOf(objective) < 0;
+    });
+    form.querySelectorAll("[data-legend-rl]").forEach(function (fieldset) {
+      var legend = fieldset.querySelector("legend");
+      if (legend) {
+        legend.textContent = fieldset.getAttribute(objective === "rl" ? "data-legend-rl" : "data-legend-other");
+      }
+    });
+  }
+  document.addEventListener("change", function (event) {
+    var select = event.target;
+    if (select instanceof HTMLSelectElement && select.name === "objective" && select.form) {
+      showObjective(select.form, select.value);
+    }
+  });
+
   // A form with data-confirm asks before it submits (the launch confirmation).
   document.addEventListener("submit", function (event) {
     var form = event.target;

@@ -23,13 +23,13 @@ from domain.access.connections import (
     StorageSettings,
     TrainingProviders,
 )
+from domain.access.roles import MANAGE, OWNERS_ONLY, may
 from domain.access.tokens import ApiToken, new_token_text, sha256_of, token_id_of
 from domain.actors import Actor
 from domain.errors import DomainError, NotAllowed, NotFound, SettingsInvalid
 from domain.organizations import ROLES, Organization
 from domain.written import Written
 
-OWNERS_ONLY = "Only an owner of the organization can do this. Ask an owner to do it, or to make you an owner."
 LAST_OWNER = "An organization needs at least one owner: make someone else an owner first."
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 PROVIDER_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -54,7 +54,7 @@ class NewMember:
 
 
 def _require_owner(role: str) -> None:
-    if role != "owner":
+    if not may(role, MANAGE):
         raise NotAllowed(OWNERS_ONLY)
 
 

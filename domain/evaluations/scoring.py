@@ -36,7 +36,9 @@ def checked_scoring(scoring: Mapping[str, Any], main_metric: str) -> tuple[dict[
     try:
         config = RewardConfig.from_dict({**scoring, "metric": main_metric}).to_dict()
     except RewardConfigInvalid as problem:
-        field = "main_metric" if problem.field == "metric" else "scoring"
+        # A setting's message goes under its own key ("scoring.labels"), so a form shows it under that field.
+        field = "main_metric" if problem.field == "metric" else "scoring" if problem.field == "reward" else (
+            f"scoring.{problem.field}")
         raise SettingsInvalid({field: problem.message}) from None
     metric = config.pop("metric")
     return config, metric

@@ -14,6 +14,10 @@ STOP_REASONS: dict[str, str] = {
 KEPT_STARTING_ADAPTER = (
     "No round beat the starting point on validation, so the run kept its starting adapter."
 )
+# 000's Training trial report, for a trial that ended without finishing. The trainer says it too when it reports
+# (trainer/messages.py keeps its own copy: the trainer may not import domain/runs); the run page says it for a
+# trial that ended before the trainer could report (its data would not load, its worker died, it was cancelled).
+TRIAL_DID_NOT_FINISH = "The trial did not finish. Fix its error and run it again before full training."
 
 
 def round_log_line(result: dict[str, Any], total_rounds: int, best_round: int) -> str:

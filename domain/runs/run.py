@@ -22,6 +22,7 @@ SAVING_ADAPTER, ADAPTER_READY, COMPLETED, FAILED, CANCELLED = (
     "failed",
     "cancelled",
 )
+DELETED = "deleted"  # a draft taken off the Runs list; the event store keeps its history
 STATUS_NAMES = {
     DRAFT: "Draft",
     QUEUED: "Queued",
@@ -32,6 +33,7 @@ STATUS_NAMES = {
     COMPLETED: "Completed",
     FAILED: "Failed",
     CANCELLED: "Cancelled",
+    DELETED: "Deleted",
 }
 RUNNING = (QUEUED, PREPARING, TRAINING, SAVING_ADAPTER)
 FINISHED_WITH_ADAPTER = (ADAPTER_READY, COMPLETED)
@@ -110,13 +112,24 @@ class Run(Aggregate):
             (DRAFT,), "Only a draft can be edited: this run is {status}. Duplicate it to change it."
         )
 
-    def edit(self, settings: dict[str, Any], actor: dict[str, str]) -> None:
+    def edit(self, settings: dict[str, Any], actor: dict[str, str], changes: list[str] | None = None) -> None:
+        """`changes`: the labels of the settings that changed ("Rounds", "Reward"), for the timeline's words."""
         self.check_editable()
-        self._edited(settings=settings, actor=actor)
+        self._edited(settings=settings, actor=actor, changes=list(changes or []))
 
     @event("Edited")
-    def _edited(self, settings: dict[str, Any], actor: dict[str, str]) -> None:
-        self.settings = settings
+    def _edited(self, settings: dict[str, Any], actor: dict[str, str], changes: list[str] | None = None) -> None:
+        self.settings = settings  # events stored before changes were named replay with None
+
+    def delete(self, actor: dict[str, str]) -> None:
+        self._require(
+            (DRAFT,), "Only a draft can be deleted: this run is {status}, and its history stays on the Runs list."
+        )
+        self._deleted(actor=actor)
+
+    @event("Deleted")
+    def _deleted(self, actor: dict[str, str]) -> None:
+        self.state = DELETED
 
     def launch(self, actor: dict[str, str]) -> None:
         self._require((DRAFT,), "Only a draft can be launched: this run is {status}.")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from domain.errors import SettingsInvalid
@@ -86,7 +86,8 @@ FIELDS: list[FieldSpec] = [
         5,
         60,
         section="Run",
-        hint="A trial's own limit: one round on up to 8 prompts, then the GPU is released.",
+        hint="A trial's own limit (one round, or for SFT, DPO and Head one epoch, on up to 8 examples), then the "
+        "GPU is released.",
     ),
     FieldSpec(
         "model_revision",
@@ -139,7 +140,13 @@ FIELDS: list[FieldSpec] = [
         hint="Each prompt and the longest sampled answer must fit.",
     ),
     FieldSpec(
-        "micro_batch_size", "Micro batch size", "int", 8, 1, 64, hint="Answers per forward/backward pass."
+        "micro_batch_size",
+        "Micro batch size",
+        "int",
+        8,
+        1,
+        64,
+        hint="Answers (RL) or examples (SFT, DPO, Head) per forward/backward pass.",
     ),
     FieldSpec("lora_rank", "Adapter size (LoRA rank)", "int", 16, 4, 128),
     FieldSpec("lora_alpha", "Adapter scaling (LoRA alpha)", "int", 32, 4, 256),
@@ -247,6 +254,9 @@ class RunDraft:
     epochs: int = 3  # SFT and DPO (domain/runs/objectives.py)
     batch_size: int = 8
     beta: float = 0.1
+    # The settings the body or form named (a left-out one took its default): Start from locks the adapter's size
+    # and scaling to the source run's, and refuses only a value someone gave. Not saved: a saved run holds all.
+    given: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
     @property
     def is_trial(self) -> bool:
@@ -322,12 +332,47 @@ def saved_revision(settings: Mapping[str, Any], project_revision: str | None) ->
 
 
 def trial_confirmation(draft: RunDraft) -> str:
-    """The sentence the launch confirmation of a trial shows."""
+    """The sentence the launch confirmation of a trial shows; SFT, DPO and Head train an epoch, not a round."""
+    if not objectives.is_rl(draft.objective):
+        return (
+            f"A trial: one epoch on up to {TRIAL_MAX_PROMPTS} training examples and "
+            f"{draft.trial_minutes_allowed()} minutes, then the GPU is released."
+        )
     return (
         f"A trial: one round on up to {TRIAL_MAX_PROMPTS} prompts and {draft.trial_minutes_allowed()} "
         "minutes, "
         "then the GPU is released."
     )
+
+
+def launch_confirmation(draft: RunDraft) -> str:
+    """What Launch asks before it starts a GPU, in the objective's own words: rounds for RL, epochs and steps
+    for SFT, DPO and Head.
+
+    >>> launch_confirmation(RunDraft(rounds=3))
+    'A full run: 3 rounds, stopped by its time limit of 2 hours at the latest.'
+    >>> launch_confirmation(RunDraft(objective="sft"))
+    'A full SFT run: 3 epochs in steps of 8 examples, stopped by its time limit of 2 hours at the latest.'
+    """
+    if draft.is_trial:
+        return trial_confirmation(draft)
+    limit = f"stopped by its time limit of {draft.time_limit_hours:g} hours at the latest."
+    if objectives.is_rl(draft.objective):
+        return f"A full run: {draft.rounds} rounds, {limit}"
+    name = objectives.OBJECTIVE_NAMES.get(draft.objective, draft.objective.upper())
+    epochs = f"{draft.epochs} epoch{'' if draft.epochs == 1 else 's'}"
+    return f"A full {name} run: {epochs} in steps of {draft.batch_size} examples, {limit}"
+
+
+def prompts_per_round_words(draft: RunDraft) -> str:
+    """Prompts per round as the run will use them: a trial trains on at most 8 (000).
+
+    >>> prompts_per_round_words(RunDraft(kind="trial", prompts_per_round=16)), prompts_per_round_words(RunDraft())
+    ('8 (a trial uses at most 8)', '64')
+    """
+    if draft.is_trial and draft.prompts_per_round > TRIAL_MAX_PROMPTS:
+        return f"{TRIAL_MAX_PROMPTS} (a trial uses at most {TRIAL_MAX_PROMPTS})"
+    return str(draft.effective_prompts_per_round)
 
 
 # --- parsing ----------------------------------------------------------------------------------------------
@@ -401,6 +446,7 @@ def _draft_from_values(values: Mapping[str, Any], errors: dict[str, str]) -> Run
         dataset_version=str(dataset_version).strip() or None if dataset_version is not None else None,
         baseline=str(values["baseline"]).strip() or None if values.get("baseline") is not None else None,
         **parsed,
+        given=frozenset(parsed),
     )
     if (
         objectives.is_rl(draft.objective)
@@ -410,7 +456,14 @@ def _draft_from_values(values: Mapping[str, Any], errors: dict[str, str]) -> Run
     ):
         errors["training_window"] = WINDOW_MESSAGE
     batch_checked = not ({"batch_size", "micro_batch_size"} & errors.keys())
-    if not objectives.is_rl(draft.objective) and batch_checked and draft.batch_size % draft.micro_batch_size:
+    # A micro batch at least as large as the batch takes the whole batch in one pass (the trainer's micro batch
+    # is then the batch), so only a smaller one must divide it: SFT's batch of 8 saves beside RL's micro batch 32.
+    if (
+        not objectives.is_rl(draft.objective)
+        and batch_checked
+        and draft.micro_batch_size < draft.batch_size
+        and draft.batch_size % draft.micro_batch_size
+    ):
         errors["batch_size"] = objectives.BATCH_MESSAGE
     return draft
 

@@ -13,6 +13,7 @@ from domain.runs.progress import TrialReport
 
 COMMANDS = [
     "edit",
+    "delete",
     "launch",
     "cancel",
     "retry",
@@ -26,7 +27,7 @@ COMMANDS = [
     "failed",
 ]
 LEGAL = {
-    "draft": {"edit", "launch"},
+    "draft": {"edit", "delete", "launch"},
     "queued": {"cancel", "queued", "preparing", "failed"},
     "preparing": {"cancel", "round", "failed"},
     "training": {"cancel", "round", "saving", "stopped", "adapter_ready", "failed"},
@@ -67,6 +68,7 @@ def command(world, name, run_id, draft, scored):
     run = v.get_run(world.org_id, run_id)
     actions = {
         "edit": lambda: v.edit_run(world.org_id, run_id, draft(), owner),
+        "delete": lambda: v.delete_run(world.org_id, run_id, owner),
         "launch": lambda: v.launch_run(world.org_id, run_id, owner, "owner"),
         "cancel": lambda: v.cancel_run(world.org_id, run_id, owner),
         "retry": lambda: v.retry_run(world.org_id, run_id, owner),
@@ -230,7 +232,8 @@ def test_retry_makes_a_new_launched_run_linked_to_the_old_and_duplicate_a_new_dr
     with pytest.raises(IllegalTransition, match="already retried"):
         v.retry_run(world.org_id, failed, owner)
     copy = v.get_run(world.org_id, v.duplicate_run(world.org_id, failed, owner).id)
-    assert (copy.status, copy.duplicate_of, copy.settings) == ("Draft", failed, old.settings)
+    # the same settings, named after the source (Duplicate names the copy "<name> (copy)")
+    assert (copy.status, copy.duplicate_of, copy.settings) == ("Draft", failed, {**old.settings, "name": "math (copy)"})
 
 
 def test_a_trial_reports_and_completes_without_an_adapter(world):

@@ -139,7 +139,10 @@ def test_the_longest_answer_must_fit_in_the_training_window():
 def test_rl_locks_the_method_and_one_gpu_and_every_bad_field_is_reported_at_once():
     errors = refusal({"training": {"objective": "ppo", "method": "full", "gpu_count": 2, "rl": {"rounds": 0}}})
     assert errors == {
-        "objective": 'Training objective must be one of: rl, sft, dpo (training.objective "rl", "sft" or "dpo").',
+        "objective": (
+            'Training objective must be one of: rl, sft, dpo, head (training.objective "rl", "sft", "dpo" or '
+            '"head").'
+        ),
         "method": 'RL trains a LoRA adapter: training.method must be "lora".',
         "gpu_count": "RL trains on one GPU: training.gpu_count must be 1.",
         "rounds": "Rounds must be a whole number from 1 to 1,000.",

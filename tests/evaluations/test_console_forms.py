@@ -71,6 +71,19 @@ def test_start_an_automated_loop_form_has_001s_fields_and_starts_a_loop(console)
     assert refused.status_code == 400 and "Target must be a percent from 0 to 100." in refused.text
 
 
+def test_a_loop_started_as_the_form_shows_it_trains_with_the_projects_own_numbers(console):
+    values = _form_values(console.get("/loops/new").text)
+    assert (values["rounds"], values["prompts_per_round"], values["max_answer_tokens"]) == ("40", "16", "16")
+    values.update(name="as the form starts", rounds="3")
+    created = console.post("/loops/new", data=values, follow_redirects=False)
+    assert created.status_code == 303, created.text
+    loop = console.verity.get_loop(console.org_id, UUID(created.headers["location"].rsplit("/", 1)[-1]))
+    training = loop.run_settings["training"]
+    assert training["rl"]["rounds"] == 3 and training["advanced"]["learning_rate"] == 0.0005  # as typed
+    # what the form does not show comes from the Demo project too, not from the product's GPU-sized defaults
+    assert (training["advanced"]["micro_batch_size"], training["advanced"]["training_window"]) == (32, 256)
+
+
 def test_an_experiment_page_shows_the_reward_and_the_api_creates_one(console):
     created = console.post("/api/experiments", json={
         "project_id": str(console.project_id), "name": "RL on math",
