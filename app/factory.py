@@ -32,6 +32,7 @@ from app.auth.pages import sign_in, sign_in_page, sign_out
 from app.auth.protection import BearerOrCsrfMiddleware, add_security_headers, csrf_config
 from app.auth.settings import SettingsController
 from app.events.api import EventsApiController
+from app.runs.actions import RunActionsController
 from app.runs.api import RunsApiController
 from app.runs.editing import DraftsPageController
 from app.runs.pages import RunsPageController
@@ -104,8 +105,8 @@ def create_app(
     pages = Router(
         path="/",
         route_handlers=[
-            home, RunsPageController, DraftsPageController, *datasets.PAGE_CONTROLLERS, *metrics.PAGE_CONTROLLERS,
-            *AUTH_PAGES,
+            home, RunsPageController, RunActionsController, DraftsPageController,
+            *datasets.PAGE_CONTROLLERS, *metrics.PAGE_CONTROLLERS, *AUTH_PAGES,
             *evaluations.PAGE_CONTROLLERS, *loops.PAGE_CONTROLLERS, *experiments.PAGE_CONTROLLERS,
         ],
         exception_handlers={**PAGE_ERROR_HANDLERS, NotAuthorizedException: sign_in_first},

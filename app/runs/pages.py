@@ -18,24 +18,19 @@ from litestar.params import Body, Parameter
 from litestar.plugins.htmx import HTMXRequest, HTMXTemplate
 from litestar.response import Redirect, Template
 
-from app.evaluations.sending import send_evaluation
 from app.runs import exports
 from app.runs.configure import configure_context, form_from_submission, summary_context
 from app.runs.defaults import continuing_draft, starting_draft
 from app.runs.exports import AdapterUnavailable, adapter_archive, archive_name
 from app.runs.listing import runs_list_context
-from app.runs.merging import ask_for_merge
 from app.runs.projects import choose_project
-from app.runs.readiness import run_launch_problem
 from app.runs.samples import samples_context
 from app.runs.view import run_page_context, stamp
-from app.shell.commands import OwnWrites
-from app.shell.dependencies import LauncherDep, MergerDep, OwnWritesDep, ReadModelsDep, StorageDep
-from app.shell.errors import status_of
+from app.shell.dependencies import OwnWritesDep, ReadModelsDep, StorageDep
 from app.shell.identity import Identity
 from domain.access.roles import CHANGE
 from domain.application import Verity
-from domain.errors import DomainError, NotAllowed, NotFound, NotReady, PlanNeeded, SettingsInvalid
+from domain.errors import NotFound, SettingsInvalid
 from domain.runs.settings import RunDraft, run_body_from_form
 
 FORM = Body(media_type=RequestEncodingType.URL_ENCODED)
@@ -80,10 +75,10 @@ class RunsPageController(Controller):
         continue a finished run's adapter (Start another run from this adapter)."""
         draft = starting_draft(read_models.projects(identity.organization_id))
         if from_run is not None:
-            source = _found(read_models.run(identity.organization_id, from_run))
+            source = found(read_models.run(identity.organization_id, from_run))
             draft = RunDraft.from_saved(source.settings).with_values(kind="full", name=source.name)
         if start_run is not None:
-            source = _found(read_models.run(identity.organization_id, start_run))
+            source = found(read_models.run(identity.organization_id, start_run))
             draft = continuing_draft(draft, source)
         return Template("runs/configure.html", context=configure_context(read_models, identity, draft=draft))
 
@@ -180,7 +175,7 @@ class RunsPageController(Controller):
         round_number: Annotated[int | None, Parameter(query="round", ge=1)] = None,
     ) -> Response:
         """Samples of the chosen round (the latest by default, which a live page keeps following)."""
-        run = _found(read_models.run(identity.organization_id, run_id))
+        run = found(read_models.run(identity.organization_id, run_id))
         if not wants_fragment(request):
             return _to_whole_page(run_id)
         unchanged = _unchanged(request, run)
@@ -194,7 +189,7 @@ class RunsPageController(Controller):
     @get("/{run_id:uuid}/adapter.zip", name="runs:adapter", sync_to_thread=True)
     def adapter(self, run_id: UUID, read_models: ReadModelsDep, identity: Identity, storage: StorageDep) -> Response:
         """Use this adapter: the adapter's files and the run's config, as one archive."""
-        run = _found(read_models.run(identity.organization_id, run_id))
+        run = found(read_models.run(identity.organization_id, run_id))
         try:
             archive = adapter_archive(run, storage)
         except AdapterUnavailable as problem:
@@ -203,7 +198,7 @@ class RunsPageController(Controller):
 
     @get("/{run_id:uuid}/history.json", name="runs:history-json", sync_to_thread=True)
     def history_json(self, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Response:
-        run = _found(read_models.run(identity.organization_id, run_id))
+        run = found(read_models.run(identity.organization_id, run_id))
         org = identity.organization_id
         history = exports.history_json(run, read_models.rounds(org, run_id), read_models.timeline(org, run_id))
         body = json.dumps(history, indent=2).encode()
@@ -211,90 +206,15 @@ class RunsPageController(Controller):
 
     @get("/{run_id:uuid}/rounds.csv", name="runs:rounds-csv", sync_to_thread=True)
     def rounds_csv(self, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Response:
-        _found(read_models.run(identity.organization_id, run_id))
+        found(read_models.run(identity.organization_id, run_id))
         body = exports.rounds_csv(read_models.rounds(identity.organization_id, run_id)).encode()
         return _download(body, "text/csv", f"run-{str(run_id)[:8]}-rounds.csv")
 
     @get("/{run_id:uuid}/events.csv", name="runs:events-csv", sync_to_thread=True)
     def events_csv(self, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Response:
-        _found(read_models.run(identity.organization_id, run_id))
+        found(read_models.run(identity.organization_id, run_id))
         body = exports.events_csv(read_models.timeline(identity.organization_id, run_id)).encode()
         return _download(body, "text/csv", f"run-{str(run_id)[:8]}-events.csv")
-
-    @post("/{run_id:uuid}/merge", name="runs:merge", sync_to_thread=True)
-    def merge(
-        self, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, identity: Identity, merger: MergerDep
-    ) -> Redirect:
-        """Merge model: recorded on the run, then a job writes the base model with the adapter merged in."""
-        return _to_run(own_writes, run_id, ask_for_merge(verity, identity, run_id, merger).position)
-
-    # --- commands from the run page -------------------------------------------------------------------------
-    @post("/{run_id:uuid}/launch", name="runs:launch", sync_to_thread=True)
-    def launch(
-        self,
-        request: HTMXRequest,
-        run_id: UUID,
-        verity: Verity,
-        own_writes: OwnWritesDep,
-        read_models: ReadModelsDep,
-        identity: Identity,
-        launcher: LauncherDep,
-        storage: StorageDep,
-    ) -> Response:
-        """Launch, or the run page again with why not: the plan (with Upgrade or See plans), the role, or launch
-        readiness (the worker can't load what the run needs), before anything is queued."""
-        try:
-            not_ready = run_launch_problem(request, read_models, identity.organization_id, run_id)
-            written = verity.launch_run(identity.organization_id, run_id, identity.actor, identity.role, not_ready)
-        except (NotAllowed, NotReady) as refused:
-            return _refused_on_run_page(read_models, identity, run_id, refused, storage)
-        launcher(run_id)
-        return _to_run(own_writes, written.id, written.position)
-
-    @post("/{run_id:uuid}/cancel", name="runs:cancel", sync_to_thread=True)
-    def cancel(
-        self, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, read_models: ReadModelsDep, identity: Identity
-    ) -> Redirect:
-        written = verity.cancel_run(identity.organization_id, run_id, identity.actor)
-        return _to_run(own_writes, written.id, written.position)
-
-    @post("/{run_id:uuid}/retry", name="runs:retry", sync_to_thread=True)
-    def retry(
-        self,
-        request: HTMXRequest,
-        run_id: UUID,
-        verity: Verity,
-        own_writes: OwnWritesDep,
-        read_models: ReadModelsDep,
-        identity: Identity,
-        launcher: LauncherDep,
-        storage: StorageDep,
-    ) -> Response:
-        try:
-            not_ready = run_launch_problem(request, read_models, identity.organization_id, run_id)
-            written = verity.retry_run(identity.organization_id, run_id, identity.actor, identity.role, not_ready)
-        except (NotAllowed, NotReady) as refused:
-            return _refused_on_run_page(read_models, identity, run_id, refused, storage)
-        launcher(written.id)
-        return _to_run(own_writes, written.id, written.position)
-
-    @post("/{run_id:uuid}/score-against-baseline", name="runs:score-against-baseline", sync_to_thread=True)
-    def score_against_baseline(
-        self, request: HTMXRequest, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, identity: Identity
-    ) -> Redirect:
-        """000's Score against baseline: the adapter on the baseline's test examples, scoring and main metric; the
-        evaluation's page follows it and shows the two side by side."""
-        written = verity.score_against_baseline(identity.organization_id, run_id, identity.actor)
-        own_writes.see(written.position)
-        send_evaluation(request, written.id)
-        return Redirect(path=f"/evaluations/{written.id}", status_code=303)
-
-    @post("/{run_id:uuid}/duplicate", name="runs:duplicate", sync_to_thread=True)
-    def duplicate(
-        self, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, read_models: ReadModelsDep, identity: Identity
-    ) -> Redirect:
-        written = verity.duplicate_run(identity.organization_id, run_id, identity.actor)
-        return _to_run(own_writes, written.id, written.position)
 
 
 def _run_page(
@@ -307,7 +227,7 @@ def _run_page(
     tab: str,
     storage: Any = None,
 ) -> Response:
-    run = _found(read_models.run(identity.organization_id, run_id))
+    run = found(read_models.run(identity.organization_id, run_id))
     fragment = wants_fragment(request)
     if not fragment and part not in PAGES:
         return _to_whole_page(run_id)
@@ -319,18 +239,6 @@ def _run_page(
     if fragment:
         return HTMXTemplate(template_name=PARTS[part], context=context)
     return Template("runs/detail.html", context=context)
-
-
-def _refused_on_run_page(
-    read_models: ReadModelsDep, identity: Identity, run_id: UUID, refused: DomainError, storage: Any
-) -> Template:
-    """The run page with the refusal beside its actions (a plan's with Upgrade or See plans): the person stays
-    where they were, rather than on a bare error page."""
-    run = _found(read_models.run(identity.organization_id, run_id))
-    context = run_page_context(read_models, identity, run, tab="overview")
-    context.update(samples_context(read_models, identity, run, storage, None))
-    context.update(refusal=refused.message, plan_refused=isinstance(refused, PlanNeeded))
-    return Template("runs/detail.html", context=context, status_code=status_of(refused))
 
 
 def _to_whole_page(run_id: UUID) -> Redirect:
@@ -358,12 +266,7 @@ def wants_fragment(request: HTMXRequest) -> bool:
     return bool(request.htmx) and not request.htmx.history_restore_request
 
 
-def _to_run(own_writes: OwnWrites, run_id: UUID, position: int) -> Redirect:
-    own_writes.see(position)
-    return Redirect(path=f"/runs/{run_id}", status_code=303)
-
-
-def _found(run: Any) -> Any:
+def found(run: Any) -> Any:
     if run is None:
         raise NotFound("There is no such run in this organization.")
     return run

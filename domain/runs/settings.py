@@ -65,7 +65,7 @@ FIELDS: list[FieldSpec] = [
         0.1,
         168,
         section="Run",
-        hint="An RL run stops training about 3 minutes before the limit, to save the adapter.",
+        hint="Training stops about 3 minutes before the limit, to save the adapter.",
     ),
     FieldSpec(
         "price_limit_per_hour",
@@ -137,7 +137,7 @@ FIELDS: list[FieldSpec] = [
         2048,
         128,
         131072,
-        hint="Each prompt and the longest sampled answer must fit.",
+        hint="Each example must fit: for RL, each prompt and the longest sampled answer.",
     ),
     FieldSpec(
         "micro_batch_size",

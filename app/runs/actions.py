@@ -1,0 +1,121 @@
+"""The commands on a run's page: Launch, Cancel, Retry, Duplicate, Merge model and Score against baseline. Each
+records its command and goes back to the run page; a refusal (the plan, the role, launch readiness) draws the run
+page again with the words beside its actions."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from litestar import Controller, Response, post
+from litestar.plugins.htmx import HTMXRequest
+from litestar.response import Redirect, Template
+
+from app.evaluations.sending import send_evaluation
+from app.runs.merging import ask_for_merge
+from app.runs.pages import found
+from app.runs.readiness import run_launch_problem
+from app.runs.samples import samples_context
+from app.runs.view import run_page_context
+from app.shell.commands import OwnWrites
+from app.shell.dependencies import LauncherDep, MergerDep, OwnWritesDep, ReadModelsDep, StorageDep
+from app.shell.errors import status_of
+from app.shell.identity import Identity
+from domain.application import Verity
+from domain.errors import DomainError, NotAllowed, NotReady, PlanNeeded
+
+
+class RunActionsController(Controller):
+    path = "/runs"
+    include_in_schema = False
+
+    @post("/{run_id:uuid}/merge", name="runs:merge", sync_to_thread=True)
+    def merge(
+        self, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, identity: Identity, merger: MergerDep
+    ) -> Redirect:
+        """Merge model: recorded on the run, then a job writes the base model with the adapter merged in."""
+        return _to_run(own_writes, run_id, ask_for_merge(verity, identity, run_id, merger).position)
+
+    @post("/{run_id:uuid}/launch", name="runs:launch", sync_to_thread=True)
+    def launch(
+        self,
+        request: HTMXRequest,
+        run_id: UUID,
+        verity: Verity,
+        own_writes: OwnWritesDep,
+        read_models: ReadModelsDep,
+        identity: Identity,
+        launcher: LauncherDep,
+        storage: StorageDep,
+    ) -> Response:
+        """Launch, or the run page again with why not: the plan (with Upgrade or See plans), the role, or launch
+        readiness (the worker can't load what the run needs), before anything is queued."""
+        try:
+            not_ready = run_launch_problem(request, read_models, identity.organization_id, run_id)
+            written = verity.launch_run(identity.organization_id, run_id, identity.actor, identity.role, not_ready)
+        except (NotAllowed, NotReady) as refused:
+            return _refused_on_run_page(read_models, identity, run_id, refused, storage)
+        launcher(run_id)
+        return _to_run(own_writes, written.id, written.position)
+
+    @post("/{run_id:uuid}/cancel", name="runs:cancel", sync_to_thread=True)
+    def cancel(
+        self, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, read_models: ReadModelsDep, identity: Identity
+    ) -> Redirect:
+        written = verity.cancel_run(identity.organization_id, run_id, identity.actor)
+        return _to_run(own_writes, written.id, written.position)
+
+    @post("/{run_id:uuid}/retry", name="runs:retry", sync_to_thread=True)
+    def retry(
+        self,
+        request: HTMXRequest,
+        run_id: UUID,
+        verity: Verity,
+        own_writes: OwnWritesDep,
+        read_models: ReadModelsDep,
+        identity: Identity,
+        launcher: LauncherDep,
+        storage: StorageDep,
+    ) -> Response:
+        try:
+            not_ready = run_launch_problem(request, read_models, identity.organization_id, run_id)
+            written = verity.retry_run(identity.organization_id, run_id, identity.actor, identity.role, not_ready)
+        except (NotAllowed, NotReady) as refused:
+            return _refused_on_run_page(read_models, identity, run_id, refused, storage)
+        launcher(written.id)
+        return _to_run(own_writes, written.id, written.position)
+
+    @post("/{run_id:uuid}/score-against-baseline", name="runs:score-against-baseline", sync_to_thread=True)
+    def score_against_baseline(
+        self, request: HTMXRequest, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, identity: Identity
+    ) -> Redirect:
+        """000's Score against baseline: the adapter on the baseline's test examples, scoring and main metric; the
+        evaluation's page follows it and shows the two side by side."""
+        written = verity.score_against_baseline(identity.organization_id, run_id, identity.actor)
+        own_writes.see(written.position)
+        send_evaluation(request, written.id)
+        return Redirect(path=f"/evaluations/{written.id}", status_code=303)
+
+    @post("/{run_id:uuid}/duplicate", name="runs:duplicate", sync_to_thread=True)
+    def duplicate(
+        self, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, read_models: ReadModelsDep, identity: Identity
+    ) -> Redirect:
+        written = verity.duplicate_run(identity.organization_id, run_id, identity.actor)
+        return _to_run(own_writes, written.id, written.position)
+
+
+def _refused_on_run_page(
+    read_models: ReadModelsDep, identity: Identity, run_id: UUID, refused: DomainError, storage: Any
+) -> Template:
+    """The run page with the refusal beside its actions (a plan's with Upgrade or See plans): the person stays
+    where they were, rather than on a bare error page."""
+    run = found(read_models.run(identity.organization_id, run_id))
+    context = run_page_context(read_models, identity, run, tab="overview")
+    context.update(samples_context(read_models, identity, run, storage, None))
+    context.update(refusal=refused.message, plan_refused=isinstance(refused, PlanNeeded))
+    return Template("runs/detail.html", context=context, status_code=status_of(refused))
+
+
+def _to_run(own_writes: OwnWrites, run_id: UUID, position: int) -> Redirect:
+    own_writes.see(position)
+    return Redirect(path=f"/runs/{run_id}", status_code=303)
