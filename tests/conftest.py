@@ -1,10 +1,12 @@
-"""Fixtures shared by every room's tests: a fresh PostgreSQL database per test, and the GPU skip."""
+"""Fixtures shared by every room's tests: a fresh PostgreSQL database per test, and the GPU skip. This folder
+is on sys.path, so that any test module imports the helpers of consoles.py."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
 import shutil
+import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -14,6 +16,8 @@ import psycopg
 import pytest
 
 from verity.config import PostgresSettings, Settings
+
+sys.path.insert(0, str(Path(__file__).parent))  # tests/consoles.py, shared by every room's consoles
 
 POSTGRES_ADMIN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres"
 REPO_ROOT = Path(__file__).resolve().parents[1]

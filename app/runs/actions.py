@@ -4,6 +4,7 @@ page again with the words beside its actions."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
@@ -14,14 +15,14 @@ from litestar.response import Redirect, Template
 from app.evaluations.sending import send_evaluation
 from app.runs.merging import ask_for_merge
 from app.runs.pages import found
-from app.runs.readiness import run_launch_problem
+from app.runs.readiness import launch_when_ready
 from app.runs.samples import samples_context
 from app.runs.view import run_page_context
 from app.shell.commands import OwnWrites
 from app.shell.dependencies import LauncherDep, MergerDep, OwnWritesDep, ReadModelsDep, StorageDep
 from app.shell.errors import status_of
 from app.shell.identity import Identity
-from domain.application import Verity
+from domain.application import Verity, Written
 from domain.errors import DomainError, NotAllowed, NotReady, PlanNeeded
 
 
@@ -50,13 +51,7 @@ class RunActionsController(Controller):
     ) -> Response:
         """Launch, or the run page again with why not: the plan (with Upgrade or See plans), the role, or launch
         readiness (the worker can't load what the run needs), before anything is queued."""
-        try:
-            not_ready = run_launch_problem(request, read_models, identity.organization_id, run_id)
-            written = verity.launch_run(identity.organization_id, run_id, identity.actor, identity.role, not_ready)
-        except (NotAllowed, NotReady) as refused:
-            return _refused_on_run_page(read_models, identity, run_id, refused, storage)
-        launcher(run_id)
-        return _to_run(own_writes, written.id, written.position)
+        return _launched(verity.launch_run, request, run_id, own_writes, read_models, identity, launcher, storage)
 
     @post("/{run_id:uuid}/cancel", name="runs:cancel", sync_to_thread=True)
     def cancel(
@@ -77,13 +72,8 @@ class RunActionsController(Controller):
         launcher: LauncherDep,
         storage: StorageDep,
     ) -> Response:
-        try:
-            not_ready = run_launch_problem(request, read_models, identity.organization_id, run_id)
-            written = verity.retry_run(identity.organization_id, run_id, identity.actor, identity.role, not_ready)
-        except (NotAllowed, NotReady) as refused:
-            return _refused_on_run_page(read_models, identity, run_id, refused, storage)
-        launcher(written.id)
-        return _to_run(own_writes, written.id, written.position)
+        """Retry: a new run with the same settings, launched at once; refused as Launch is."""
+        return _launched(verity.retry_run, request, run_id, own_writes, read_models, identity, launcher, storage)
 
     @post("/{run_id:uuid}/score-against-baseline", name="runs:score-against-baseline", sync_to_thread=True)
     def score_against_baseline(
@@ -102,6 +92,24 @@ class RunActionsController(Controller):
     ) -> Redirect:
         written = verity.duplicate_run(identity.organization_id, run_id, identity.actor)
         return _to_run(own_writes, written.id, written.position)
+
+
+def _launched(
+    command: Callable[..., Written],
+    request: HTMXRequest,
+    run_id: UUID,
+    own_writes: OwnWrites,
+    read_models: ReadModelsDep,
+    identity: Identity,
+    launcher: LauncherDep,
+    storage: Any,
+) -> Response:
+    """Launch or Retry (`command`), then the page of the run it queued; or the run page again with why not."""
+    try:
+        written = launch_when_ready(command, request, read_models, identity, run_id, launcher)
+    except (NotAllowed, NotReady) as refused:
+        return _refused_on_run_page(read_models, identity, run_id, refused, storage)
+    return _to_run(own_writes, written.id, written.position)
 
 
 def _refused_on_run_page(

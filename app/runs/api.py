@@ -16,7 +16,7 @@ from litestar.params import Body
 
 from app.runs.merging import ask_for_merge
 from app.runs.projects import choose_project
-from app.runs.readiness import run_launch_problem
+from app.runs.readiness import launch_when_ready
 from app.runs.schemas import CommandAnswer, RunOut
 from app.shell.commands import OwnWrites
 from app.shell.dependencies import LauncherDep, MergerDep, OwnWritesDep, ReadModelsDep
@@ -106,9 +106,7 @@ class RunsApiController(Controller):
         launcher: LauncherDep,
     ) -> RunOut:
         """Launch a draft (RL needs the Pro plan, and an owner or member; 409 when its worker can't train it)."""
-        not_ready = run_launch_problem(request, read_models, identity.organization_id, run_id)
-        written = verity.launch_run(identity.organization_id, run_id, identity.actor, identity.role, not_ready)
-        launcher(run_id)
+        written = launch_when_ready(verity.launch_run, request, read_models, identity, run_id, launcher)
         return self._after(own_writes, written, read_models, identity)
 
     @post("/{run_id:uuid}/cancel", name="api:runs:cancel", status_code=200, sync_to_thread=True)
@@ -131,9 +129,7 @@ class RunsApiController(Controller):
         launcher: LauncherDep,
     ) -> RunOut:
         """Retry a failed or cancelled run: a new run with the same settings, launched at once."""
-        not_ready = run_launch_problem(request, read_models, identity.organization_id, run_id)
-        written = verity.retry_run(identity.organization_id, run_id, identity.actor, identity.role, not_ready)
-        launcher(written.id)
+        written = launch_when_ready(verity.retry_run, request, read_models, identity, run_id, launcher)
         return self._after(own_writes, written, read_models, identity)
 
     @post("/{run_id:uuid}/duplicate", name="api:runs:duplicate", status_code=201, sync_to_thread=True)

@@ -8,6 +8,8 @@ from dataclasses import replace
 from typing import Any
 from uuid import UUID
 
+from litestar.response import Template
+
 from app.datasets.choices import dataset_version_choices
 from app.metrics.choices import custom_reward_choices
 from app.runs.defaults import starting_draft
@@ -48,6 +50,20 @@ def form_from_submission(data: Mapping[str, str]) -> dict[str, str]:
         for name in CHECKBOXES:
             submitted.setdefault(name, "off")
     return submitted
+
+
+def configure_again(
+    read_models: ReadModels,
+    identity: Identity,
+    submitted: Mapping[str, str],
+    errors: Mapping[str, str],
+    status_code: int,
+    editing: Any = None,
+) -> Template:
+    """The Configure form again as the person typed it, with why it was not saved: the role's words under "" (403)
+    or each field's (422). `editing` as for `configure_context`."""
+    context = configure_context(read_models, identity, values=submitted, errors=errors, editing=editing)
+    return Template("runs/configure.html", context=context, status_code=status_code)
 
 
 def configure_context(

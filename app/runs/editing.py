@@ -12,7 +12,7 @@ from litestar.enums import RequestEncodingType
 from litestar.params import Body
 from litestar.response import Redirect, Template
 
-from app.runs.configure import configure_context, form_from_submission
+from app.runs.configure import configure_again, configure_context, form_from_submission
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
 from domain.access.roles import CHANGE
@@ -48,13 +48,11 @@ class DraftsPageController(Controller):
         submitted = form_from_submission(data)
         run = _draft(verity, read_models, identity, run_id)
         if (refused_role := identity.refusal(CHANGE)) is not None:  # the form again, as typed, with why not
-            context = configure_context(read_models, identity, values=submitted, errors={"": refused_role}, editing=run)
-            return Template("runs/configure.html", context=context, status_code=403)
+            return configure_again(read_models, identity, submitted, {"": refused_role}, 403, editing=run)
         try:
             written = verity.edit_run(identity.organization_id, run_id, run_body_from_form(submitted), identity.actor)
         except SettingsInvalid as refused:
-            context = configure_context(read_models, identity, values=submitted, errors=refused.errors, editing=run)
-            return Template("runs/configure.html", context=context, status_code=422)
+            return configure_again(read_models, identity, submitted, refused.errors, 422, editing=run)
         own_writes.see(written.position)
         return Redirect(path=f"/runs/{run_id}", status_code=303)
 

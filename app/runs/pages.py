@@ -19,7 +19,7 @@ from litestar.plugins.htmx import HTMXRequest, HTMXTemplate
 from litestar.response import Redirect, Template
 
 from app.runs import exports
-from app.runs.configure import configure_context, form_from_submission, summary_context
+from app.runs.configure import configure_again, configure_context, form_from_submission, summary_context
 from app.runs.defaults import continuing_draft, starting_draft
 from app.runs.exports import AdapterUnavailable, adapter_archive, archive_name
 from app.runs.listing import runs_list_context
@@ -93,16 +93,14 @@ class RunsPageController(Controller):
     ) -> Template | Redirect:
         submitted = form_from_submission(data)
         if (refused_role := identity.refusal(CHANGE)) is not None:  # the form again, as typed, with why not
-            context = configure_context(read_models, identity, values=submitted, errors={"": refused_role})
-            return Template("runs/configure.html", context=context, status_code=403)
+            return configure_again(read_models, identity, submitted, {"": refused_role}, 403)
         try:
             project_id = choose_project(read_models, identity.organization_id, submitted.get("project"))
             written = verity.save_run(
                 identity.organization_id, project_id, run_body_from_form(submitted), identity.actor
             )
         except SettingsInvalid as refused:
-            context = configure_context(read_models, identity, values=submitted, errors=refused.errors)
-            return Template("runs/configure.html", context=context, status_code=422)
+            return configure_again(read_models, identity, submitted, refused.errors, 422)
         own_writes.see(written.position)
         return Redirect(path=f"/runs/{written.id}", status_code=303)
 

@@ -4,10 +4,16 @@ worker that can't train the run still fails it in words."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from litestar import Request
+
+if TYPE_CHECKING:
+    from app.shell.commands import Launcher
+    from app.shell.identity import Identity
+    from domain.application import Written
 
 LAUNCH_READINESS = "launch_readiness"
 
@@ -18,7 +24,19 @@ def launch_problem(request: Request[Any, Any, Any], settings: dict[str, Any]) ->
     return check(settings) if check is not None else None
 
 
-def run_launch_problem(request: Request[Any, Any, Any], read_models: Any, org_id: UUID, run_id: UUID) -> str | None:
-    """`launch_problem` for a saved run (None for a run not found: the command says so)."""
-    run = read_models.run(org_id, run_id)
-    return launch_problem(request, run.settings) if run is not None else None
+def launch_when_ready(
+    command: Callable[..., Written],
+    request: Request[Any, Any, Any],
+    read_models: Any,
+    identity: Identity,
+    run_id: UUID,
+    launcher: Launcher,
+) -> Written:
+    """Launch or Retry a saved run (`command`: Verity.launch_run or Verity.retry_run) with its `launch_problem`,
+    which the domain refuses in its words before anything is queued (none asked for a run not found: the command
+    says so); the run it queued (the same run, or Retry's new one) goes to the `launcher`."""
+    run = read_models.run(identity.organization_id, run_id)
+    not_ready = launch_problem(request, run.settings) if run is not None else None
+    written = command(identity.organization_id, run_id, identity.actor, identity.role, not_ready)
+    launcher(written.id)
+    return written

@@ -1,13 +1,10 @@
-"""The console an agent talks to: a real `verity serve` (as tests/app/conftest.py's `served` starts one, here one per
+"""The console an agent talks to: a real `verity serve` (started by tests/consoles.py's `serve`, here one per
 module), on the tiny model, with the API tokens an agent holds and a completed baseline, and the SDK's own clients:
 streamable HTTP to its /mcp, and `verity mcp` over stdio."""
 
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -19,6 +16,7 @@ from typing import Any
 import anyio
 import httpx
 import httpx2
+from consoles import console_env, create_token, serve, verity_cli
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
@@ -100,18 +98,6 @@ def refusal(result: CallToolResult) -> str:
     return result.content[0].text
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _verity(env: dict[str, str], *args: str) -> str:
-    return subprocess.run(
-        [sys.executable, "-m", "verity.cli", *args], env=env, capture_output=True, text=True, check=True
-    ).stdout.strip()
-
-
 def _completed_baseline(url: str, token: str) -> dict[str, Any]:
     """A baseline of the Demo project on the Math Pairs held-out benchmark, created through the API and waited for."""
     project_id = Project.create_id(Organization.create_id("Default"), "Demo")
@@ -135,35 +121,13 @@ def serve_console(data: Path, tiny_model_dir: Path) -> Iterator[Console]:
     settings = Settings(data_dir=data)
     settings.models_dir.mkdir(parents=True)
     settings.tiny_model_dir.symlink_to(tiny_model_dir, target_is_directory=True)  # the Demo project's model
-    env = {**os.environ, "VERITY_DATA_DIR": str(data)}
-    for name in ("VERITY_DATABASE_URL", "VERITY_BROKER_URL", "VERITY_STORAGE_URL", "VERITY_API_TOKEN"):
-        env.pop(name, None)
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "verity.cli", "serve", "--port", str(port)], env=env, cwd=REPO_ROOT,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/sign-in", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"verity serve did not start: {process.stderr.read().decode()[-2000:]}")
-            time.sleep(0.2)
-        _verity(env, "org", "create", "Free", "--owner", "free@localhost", "--plan", "free")
+    env = console_env(data, "VERITY_API_TOKEN")
+    with serve(data, env) as (url, _):
+        verity_cli(env, "org", "create", "Free", "--owner", "free@localhost", "--plan", "free")
         tokens = {
-            "agent": _verity(env, "token", "create", "--name", "agent", "--role", "member"),
-            "watcher": _verity(env, "token", "create", "--name", "watcher", "--role", "viewer"),
-            "outsider": _verity(env, "token", "create", "--name", "outsider", "--role", "owner",
-                                "--organization", "Free"),
+            "agent": create_token(env, "agent", "member"),
+            "watcher": create_token(env, "watcher", "viewer"),
+            "outsider": create_token(env, "outsider", "owner", "--organization", "Free"),
         }
         baseline = _completed_baseline(url, tokens["agent"])
         yield Console(url, env, settings, tokens, baseline)
-    finally:
-        process.terminate()
-        process.wait(timeout=30)

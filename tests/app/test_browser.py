@@ -3,30 +3,17 @@ console errors (htmx, plotly.js and our scripts all come from the app itself).""
 
 from __future__ import annotations
 
-import shutil
 from typing import TYPE_CHECKING
 
 import httpx
 import pytest
+from consoles import chromium, needs_chromium, sign_in, watch_problems
 
 if TYPE_CHECKING:
     from conftest import Served
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed (make browser)"),
-]
+pytestmark = [pytest.mark.browser, needs_chromium]
 
 
 def test_the_run_page_and_the_form_load_without_console_errors(served: Served) -> None:
@@ -38,20 +25,13 @@ def test_the_run_page_and_the_form_load_without_console_errors(served: Served) -
     run_id = httpx.post(f"{served.url}/api/runs", json=body, headers=served.api).json()["run"]["id"]
     assert httpx.post(f"{served.url}/api/runs/{run_id}/launch", headers=served.api).status_code == 200
 
-    problems: list[str] = []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = chromium(playwright)
         page = browser.new_page()
-        page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
-        page.on("pageerror", lambda error: problems.append(str(error)))
+        problems = watch_problems(page)
         page.on("requestfailed", lambda request: problems.append(f"{request.url}: {request.failure}"))
 
-        page.goto(f"{served.url}/runs/{run_id}")  # sign-in first, then back to the run page
-        page.wait_for_url("**/sign-in?**")
-        page.fill("#input-email", served.email)
-        page.fill("#input-password", served.password)
-        page.click("button:has-text('Sign in')")
-        page.wait_for_url(f"{served.url}/runs/{run_id}")
+        sign_in(page, served.url, served.email, served.password, via=f"/runs/{run_id}")  # then back to the run page
         assert page.locator("#run-status .badge").inner_text().strip() == "Queued"
         with page.expect_response(lambda response: f"/runs/{run_id}/status" in response.url):
             pass  # the live status line polls every 2 s

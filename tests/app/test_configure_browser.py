@@ -10,12 +10,6 @@ form for RL and for SFT land in artifacts/configure-rl.png and artifacts/configu
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,18 +17,12 @@ from uuid import UUID
 
 import httpx
 import pytest
+from consoles import ARTIFACTS, chromium, needs_chromium, record_trained, served_console, sign_in
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"  # git-ignored; kept by CI
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
 MATH_PAIRS = {"preset": "verifiable", "metric": "math_pairs"}
 EXACT_YEAR = "def score(answer, reference):\n    return 1.0 if reference in answer else 0.0\n"
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed (make browser)"),
-]
+pytestmark = [pytest.mark.browser, needs_chromium]
 
 
 @dataclass
@@ -70,7 +58,6 @@ def _seed(data_dir: Path) -> dict[str, str]:
     from app.datasets.upload import record_stored_version, store_version_files
     from domain.actors import Actor
     from domain.custom_metrics import CustomMetric
-    from domain.runs.progress import RoundResult
     from domain.runs.settings import run_body_from_api
     from verity.config import Settings
     from verity.storage import open_storage
@@ -95,12 +82,7 @@ def _seed(data_dir: Path) -> dict[str, str]:
                                                   "advanced": {"lora_rank": 8, "lora_alpha": 16}}}
     source = verity.save_run(org_id, project_id, run_body_from_api(body), owner).id
     verity.launch_run(org_id, source, owner, "owner")
-    verity.record_preparing(source)
-    verity.record_round_scored(source, RoundResult(0, 0.3, validation_seconds=1.0))
-    verity.record_round_scored(source, RoundResult(1, 0.4, reward=0.4, signal=0.5, cut_off=0.0, updated=True,
-                                                   loss=0.01, graded_answers=8))
-    verity.record_saving_adapter(source)
-    verity.record_adapter_ready(source, 1, f"runs/{source}/adapter", "ab" * 32, 1234)
+    record_trained(verity, source)
     verity.record_completed(source)
     verity.register_custom_metric(org_id, "exact_year", EXACT_YEAR, owner)
     metric_id = CustomMetric.create_id(org_id, "exact_year")
@@ -112,36 +94,8 @@ def _seed(data_dir: Path) -> dict[str, str]:
 def seeded(tmp_path_factory) -> Iterator[Seeded]:
     data_dir = tmp_path_factory.mktemp("verity-configure") / "data"
     ids = _seed(data_dir)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {**os.environ, "VERITY_DATA_DIR": str(data_dir)}
-    for name in ("VERITY_DATABASE_URL", "VERITY_BROKER_URL", "VERITY_STORAGE_URL"):
-        env.pop(name, None)
-    log = (data_dir.parent / "serve.log").open("wb")
-    process = subprocess.Popen([sys.executable, "-m", "verity.cli", "serve", "--port", str(port)], env=env,
-                               stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/sign-in", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, (data_dir.parent / "serve.log").read_text()
-            time.sleep(0.2)
-        owner = dict(line.split(": ", 1) for line in (data_dir / "first-owner.txt").read_text().splitlines())
-        token = subprocess.run(
-            [sys.executable, "-m", "verity.cli", "token", "create", "--name", "tests", "--role", "owner"],
-            env=env, capture_output=True, text=True, check=True,
-        ).stdout.strip()
-        yield Seeded(url, owner["email"], owner["password"], token, **ids)
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
-        log.close()
+    with served_console(data_dir) as served:
+        yield Seeded(served.url, served.email, served.password, served.token, **ids)
 
 
 @pytest.fixture(scope="module")
@@ -149,14 +103,10 @@ def page(seeded: Seeded):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = chromium(playwright)
         page = browser.new_context(viewport={"width": 1360, "height": 1000}).new_page()
         page.set_default_timeout(10_000)
-        page.goto(f"{seeded.url}/sign-in")
-        page.fill("#input-email", seeded.email)
-        page.fill("#input-password", seeded.password)
-        page.click("button:has-text('Sign in')")
-        page.wait_for_url(f"{seeded.url}/**")
+        sign_in(page, seeded.url, seeded.email, seeded.password, lands="/**")
         yield page
         browser.close()
 

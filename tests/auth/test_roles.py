@@ -8,6 +8,8 @@ import re
 from html import unescape
 from typing import TYPE_CHECKING
 
+from consoles import PRO_PLAN_NEEDED, ROLE_NEEDED, VIEWERS_READ_ONLY
+
 from app.auth.guard import FORM_CHECKED_ROUTES
 from app.auth.testing import TESTS
 from domain.runs.settings import run_body_from_api
@@ -15,14 +17,6 @@ from domain.runs.settings import run_body_from_api
 if TYPE_CHECKING:
     from conftest import Site
 
-VIEWERS_READ_ONLY = (
-    "Viewers can read everything but change nothing. Ask an owner of your organization to make you a member."
-)
-ROLE_NEEDED = (
-    "Launching a run needs the member or owner role, and you are a viewer. Ask an owner of your "
-    "organization to change your role."
-)
-PRO_PLAN_NEEDED = "RL training is on the Pro plan. An owner can change the plan under Settings → Plan and billing."
 MATH_PAIRS = {"preset": "verifiable", "metric": "math_pairs", "synthetic_prompts": 64, "format_bonus": True}
 DRAFT = {"name": "a draft", "training": {"objective": "rl", "rl": {"reward": MATH_PAIRS}}}
 SOURCE = "def score(answer, reference):\n    return 1.0\n"

@@ -10,38 +10,26 @@ Upgrade.
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
 import pytest
+from consoles import (
+    ARTIFACTS,
+    PRO_PLAN_NEEDED,
+    ROLE_NEEDED,
+    VIEWERS_READ_ONLY,
+    chromium,
+    needs_chromium,
+    served_console,
+    sign_in,
+)
 from playwright.sync_api import Page, expect
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"  # git-ignored; kept by CI
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
-VIEWERS_READ_ONLY = (
-    "Viewers can read everything but change nothing. Ask an owner of your organization to make you a member."
-)
-ROLE_NEEDED = (
-    "Launching a run needs the member or owner role, and you are a viewer. Ask an owner of your "
-    "organization to change your role."
-)
-PRO_PLAN_NEEDED = "RL training is on the Pro plan. An owner can change the plan under Settings → Plan and billing."
 DRAFT = {"name": "a draft to look at", "training": {"rl": {"reward": {"preset": "verifiable", "metric": "math_pairs"}}}}
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed (make browser)"),
-]
+pytestmark = [pytest.mark.browser, needs_chromium]
 
 
 @dataclass
@@ -71,60 +59,28 @@ class Console:
 def console(tmp_path_factory) -> Iterator[Console]:
     from playwright.sync_api import sync_playwright
 
-    data = tmp_path_factory.mktemp("roles") / "data"
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {**os.environ, "VERITY_DATA_DIR": str(data)}
-    for name in ("VERITY_DATABASE_URL", "VERITY_BROKER_URL", "VERITY_STORAGE_URL"):
-        env.pop(name, None)
-    process = subprocess.Popen([sys.executable, "-m", "verity.cli", "serve", "--port", str(port)], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/sign-in", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, "verity serve did not start"
-            time.sleep(0.2)
-        owner_login = dict(line.split(": ", 1) for line in (data / "first-owner.txt").read_text().splitlines())
-        token = subprocess.run(
-            [sys.executable, "-m", "verity.cli", "token", "create", "--name", "tests", "--role", "owner"],
-            env=env, capture_output=True, text=True, check=True,
-        ).stdout.strip()
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with served_console(tmp_path_factory.mktemp("roles") / "data") as served, sync_playwright() as playwright:
+        browser = chromium(playwright)
 
-            def signed_in(email: str, password: str) -> Page:
-                page = browser.new_context(viewport={"width": 1360, "height": 900}).new_page()
-                page.on("dialog", lambda dialog: dialog.accept())
-                page.goto(f"{url}/sign-in")
-                page.fill("input[name=email]", email)
-                page.fill("input[name=password]", password)
-                page.click("button[type=submit]")
-                page.wait_for_url(f"{url}/runs*")
-                return page
+        def signed_in(email: str, password: str) -> Page:
+            page = browser.new_context(viewport={"width": 1360, "height": 900}).new_page()
+            page.on("dialog", lambda dialog: dialog.accept())
+            sign_in(page, served.url, email, password)
+            return page
 
-            owner = signed_in(owner_login["email"], owner_login["password"])
+        owner = signed_in(served.email, served.password)
 
-            def added(email: str, role: str) -> str:
-                owner.goto(f"{url}/settings/members")
-                owner.fill("#input-member-email", email)
-                owner.select_option("#input-member-role", role)
-                owner.click("button:has-text('Add member')")
-                return owner.locator(".secret-once").inner_text().strip()  # shown once
+        def added(email: str, role: str) -> str:
+            owner.goto(f"{served.url}/settings/members")
+            owner.fill("#input-member-email", email)
+            owner.select_option("#input-member-role", role)
+            owner.click("button:has-text('Add member')")
+            return owner.locator(".secret-once").inner_text().strip()  # shown once
 
-            member = signed_in("member@ours.example", added("member@ours.example", "member"))
-            viewer = signed_in("viewer@ours.example", added("viewer@ours.example", "viewer"))
-            yield Console(url, token, owner, member, viewer)
-            browser.close()
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
+        member = signed_in("member@ours.example", added("member@ours.example", "member"))
+        viewer = signed_in("viewer@ours.example", added("viewer@ours.example", "viewer"))
+        yield Console(served.url, served.token, owner, member, viewer)
+        browser.close()
 
 
 def test_a_viewers_runs_page_shows_configure_a_run_disabled_with_why(console: Console) -> None:

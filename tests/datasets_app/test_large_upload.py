@@ -5,16 +5,12 @@ is uploaded to a real `verity serve`, and the server's peak memory grows by a sm
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from consoles import served_console
 
 BOUNDARY = "verity-large-upload-boundary"
 LINES = 48_000  # about 1 KB a line: 48 MB in all
@@ -59,35 +55,8 @@ def reset_peak(pid: int) -> int:
 @pytest.fixture
 def served(tmp_path) -> Iterator[tuple[str, int, dict[str, str], Path]]:
     """`verity serve` in its own process on the embedded default, and an owner's API token."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    data = tmp_path / "data"
-    env = {**os.environ, "VERITY_DATA_DIR": str(data)}
-    env.pop("VERITY_DATABASE_URL", None)
-    env.pop("VERITY_STORAGE_URL", None)
-    command = [sys.executable, "-m", "verity.cli", "serve", "--port", str(port)]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{url}/sign-in", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"verity serve did not start: {process.stderr.read().decode()[-2000:]}")
-            time.sleep(0.2)
-        token = subprocess.run(
-            [sys.executable, "-m", "verity.cli", "token", "create", "--name", "tests", "--role", "owner"],
-            env=env, capture_output=True, text=True, check=True,
-        ).stdout.strip()  # fmt: skip
-        yield url, process.pid, {"Authorization": f"Bearer {token}"}, data
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with served_console(tmp_path / "data") as console:
+        yield console.url, console.process.pid, console.api, console.data_dir
 
 
 def test_a_large_training_file_streams_to_storage_and_the_servers_memory_stays_flat(served):

@@ -6,10 +6,11 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
+from consoles import record_trained
+
 from domain.actors import Actor
 from domain.application import Verity
 from domain.rewards.types import AnswerScore
-from domain.runs.progress import RoundResult
 from domain.runs.settings import run_body_from_api
 
 OWNER = Actor("person", "owner@localhost", "owner@localhost")
@@ -42,14 +43,8 @@ class World:
 
     def finished_run(self, **top: Any) -> UUID:
         run_id = self.full_run(**top)
-        v = self.verity
-        v.launch_run(self.org_id, run_id, OWNER, "member")
-        v.record_preparing(run_id)
-        v.record_round_scored(run_id, RoundResult(0, 0.3, validation_seconds=1.0))
-        v.record_round_scored(run_id, RoundResult(1, 0.4, reward=0.4, signal=0.5, cut_off=0.0, updated=True,
-                                                  loss=0.01, graded_answers=8))
-        v.record_saving_adapter(run_id)
-        v.record_adapter_ready(run_id, 1, f"runs/{run_id}/adapter", "ab" * 32, 1234)
+        self.verity.launch_run(self.org_id, run_id, OWNER, "member")
+        record_trained(self.verity, run_id)
         return run_id
 
 

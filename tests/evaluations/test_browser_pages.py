@@ -4,87 +4,30 @@ reward and going back to the main metric) and an experiment's page; each loads w
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
 import pytest
+from consoles import ARTIFACTS, Served, chromium, needs_chromium, served_console, sign_in, watch_problems
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"  # git-ignored; kept by CI
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed (make browser)"),
-]
-
-
-@dataclass
-class Served:
-    url: str
-    email: str
-    password: str
-    token: str
+pytestmark = [pytest.mark.browser, needs_chromium]
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory) -> Iterator[Served]:
-    data = tmp_path_factory.mktemp("verity-browser")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {**os.environ, "VERITY_DATA_DIR": str(data / "data")}
-    env.pop("VERITY_DATABASE_URL", None)
-    process = subprocess.Popen([sys.executable, "-m", "verity.cli", "serve", "--port", str(port)], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/sign-in", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, "verity serve did not start"
-            time.sleep(0.2)
-        owner = dict(line.split(": ", 1) for line in (data / "data" / "first-owner.txt").read_text().splitlines())
-        token = subprocess.run(
-            [sys.executable, "-m", "verity.cli", "token", "create", "--name", "tests", "--role", "owner"],
-            env=env, capture_output=True, text=True, check=True,
-        ).stdout.strip()
-        yield Served(url, owner["email"], owner["password"], token)
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
+    with served_console(tmp_path_factory.mktemp("verity-browser") / "data") as console:
+        yield console
 
 
 @pytest.fixture(scope="module")
 def browser_page(served: Served):
     from playwright.sync_api import sync_playwright
 
-    problems: list[str] = []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = chromium(playwright)
         page = browser.new_page()
-        page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
-        page.on("pageerror", lambda error: problems.append(str(error)))
-        page.goto(f"{served.url}/evaluations")
-        page.wait_for_url("**/sign-in?**")
-        page.fill("#input-email", served.email)
-        page.fill("#input-password", served.password)
-        page.click("button:has-text('Sign in')")
-        page.wait_for_url(f"{served.url}/evaluations")
-        page.problems = problems  # type: ignore[attr-defined]
+        watch_problems(page)
+        sign_in(page, served.url, served.email, served.password, via="/evaluations")
         yield page
         browser.close()
 

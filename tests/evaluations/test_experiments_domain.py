@@ -4,11 +4,11 @@ base model to the comparison (the jobs' part played by hand)."""
 from __future__ import annotations
 
 import pytest
+from consoles import record_trained
 from evaluation_helpers import HELD_OUT, MATH_PAIRS_SCORING, OWNER, new_world
 
 from domain.errors import NotAllowed, SettingsInvalid
 from domain.experiments.commands import CHOOSE_A_REWARD, reward_line
-from domain.runs.progress import RoundResult
 
 TINY_RL = {"rounds": 1, "prompts_per_round": 8, "answers_per_prompt": 4, "max_answer_tokens": 16}
 
@@ -59,12 +59,7 @@ def test_the_steps_measure_train_evaluate_and_compare(world):
     assert train.action == "train" and v.get_experiment(None, experiment_id).status == "Training"
     assert v.advance_experiment(experiment_id).action == "wait"  # the run is still going
     run_id = train.target_id
-    v.record_preparing(run_id)
-    v.record_round_scored(run_id, RoundResult(0, 0.3, validation_seconds=1.0))
-    v.record_round_scored(run_id, RoundResult(1, 0.4, reward=0.4, signal=0.5, cut_off=0.0, updated=True,
-                                              loss=0.01, graded_answers=8))
-    v.record_saving_adapter(run_id)
-    v.record_adapter_ready(run_id, 1, f"runs/{run_id}/adapter", "ab" * 32, 1234)
+    record_trained(v, run_id)
     evaluate = v.advance_experiment(experiment_id)
     assert evaluate.action == "evaluate"
     adapter_evaluation = v.get_evaluation(None, evaluate.target_id)

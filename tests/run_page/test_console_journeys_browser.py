@@ -12,22 +12,17 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
 import pytest
+from consoles import ARTIFACTS, chromium, needs_chromium, sign_in, watch_problems
 from playwright.sync_api import expect
 
 if TYPE_CHECKING:
     from conftest import Served
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"  # git-ignored; kept by CI
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
 MATH_PAIRS = {"preset": "verifiable", "metric": "math_pairs", "synthetic_prompts": 64, "format_bonus": True}
 ADVANCED = {"learning_rate": 5e-4, "micro_batch_size": 32, "training_window": 128}
 # Long enough to still be training while the other pages are looked at; cancelled once they have been.
@@ -40,11 +35,7 @@ LOOP_ROUND = {"rl": {"rounds": 12, "prompts_per_round": 16, "answers_per_prompt"
 HELD_OUT = {"kind": "benchmark", "name": "math_pairs_held_out", "count": 8}
 LIVE_WORDS = ("Queued", "Preparing", "Training", "Saving adapter")
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed (make browser)"),
-]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium]
 
 
 @pytest.fixture(scope="module")
@@ -53,16 +44,10 @@ def browser_page(served: Served):
 
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = chromium(playwright)
         page = browser.new_context(viewport={"width": 1360, "height": 1000}).new_page()
-        page.problems = []  # type: ignore[attr-defined]
-        page.on("console", lambda m: page.problems.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda error: page.problems.append(str(error)))
-        page.goto(f"{served.url}/sign-in")
-        page.fill("input[name=email]", served.email)
-        page.fill("input[name=password]", served.password)
-        page.click("button[type=submit]")
-        page.wait_for_url(f"{served.url}/runs*")
+        watch_problems(page)
+        sign_in(page, served.url, served.email, served.password)
         yield page
         browser.close()
 

@@ -8,35 +8,19 @@ history as downloads, and log no console error. Screenshots go to artifacts/ for
 from __future__ import annotations
 
 import json
-import shutil
 import zipfile
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from consoles import ARTIFACTS, chromium, needs_chromium, sign_in, watch_problems
 from playwright.sync_api import expect
 
 if TYPE_CHECKING:
     from conftest import Served
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"  # git-ignored; kept by CI
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 ENDED = ("Completed", "Adapter ready", "Failed", "Cancelled")
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed (make browser)"),
-]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium]
 
 
 @pytest.fixture(scope="module")
@@ -44,17 +28,11 @@ def browser_page(served: Served):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = chromium(playwright)
         context = browser.new_context(viewport={"width": 1360, "height": 1000}, accept_downloads=True)
         page = context.new_page()
-        page.problems = []  # type: ignore[attr-defined]
-        page.on("console", lambda m: page.problems.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda error: page.problems.append(str(error)))
-        page.goto(f"{served.url}/sign-in")
-        page.fill("input[name=email]", served.email)
-        page.fill("input[name=password]", served.password)
-        page.click("button[type=submit]")
-        page.wait_for_url(f"{served.url}/runs*")
+        watch_problems(page)
+        sign_in(page, served.url, served.email, served.password)
         yield page
         browser.close()
 

@@ -8,24 +8,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from html import unescape
 from uuid import UUID, uuid4
 
 import pytest
-from litestar.testing import TestClient
+from consoles import ClientConsole, client_console
 
-from app.auth.testing import sign_in_as
-from app.factory import create_app
 from app.runs.readiness import LAUNCH_READINESS
 from domain.actors import Actor
-from domain.application import Verity
 from domain.runs.progress import RoundResult, StepLog, TrialReport
 from domain.runs.settings import run_body_from_api
 from jobs.readiness import launch_readiness
-from projections.runner import ProjectionRunner
-from projections.store import ReadModels
-from verity.wiring import build_application, build_read_models, ensure_default_organization
 
 OWNER = Actor("person", "owner@localhost", "owner@localhost")
 HTMX = {"HX-Request": "true"}
@@ -34,16 +27,8 @@ DID_NOT_FINISH = "The trial did not finish. Fix its error and run it again befor
 EXACT_YEAR = "def score(answer, reference):\n    return 1.0 if reference in answer else 0.0\n"
 
 
-@dataclass
-class Console:
-    client: TestClient
-    verity: Verity
-    read_models: ReadModels
-    org_id: UUID
-    project_id: UUID
-
-    def settle(self) -> None:
-        assert self.read_models.wait_for(self.verity.recorder.max_notification_id() or 0, timeout=10)
+class Console(ClientConsole):
+    """The console over the test client, with runs recorded as the jobs record them."""
 
     def page(self, run_id: UUID) -> str:
         self.settle()
@@ -84,15 +69,8 @@ class Console:
 
 @pytest.fixture
 def console(sqlite_settings) -> Iterator[Console]:
-    verity = build_application(sqlite_settings)
-    read_models = build_read_models(sqlite_settings)
-    org_id, project_id = ensure_default_organization(sqlite_settings, verity, read_models)
-    runner = ProjectionRunner(verity, read_models)
-    runner.run_once()
-    app = create_app(verity, read_models, runner=runner, debug=True)
-    with TestClient(app) as client:
-        sign_in_as(client, verity, read_models, org_id)
-        yield Console(client, verity, read_models, org_id, project_id)
+    with client_console(sqlite_settings, Console) as console:
+        yield console
 
 
 def status_line(html: str) -> str:

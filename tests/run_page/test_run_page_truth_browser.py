@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 import pytest
+from consoles import chromium, needs_chromium, sign_in
 from playwright.sync_api import expect
 
 from domain.rewards.math_pairs import math_pairs_problem
@@ -29,10 +29,6 @@ from domain.rewards.math_pairs import math_pairs_problem
 if TYPE_CHECKING:
     from conftest import Served
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"  # git-ignored; kept by CI
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
 ENDED = ("completed", "failed", "cancelled")
 MATH_PAIRS = {"preset": "verifiable", "metric": "math_pairs", "synthetic_prompts": 16, "format_bonus": True}
 ADVANCED = {"learning_rate": 5e-4, "micro_batch_size": 32, "training_window": 128}
@@ -43,11 +39,7 @@ GSM8K_TRIAL = {"name": "gsm8k trial", "kind": "trial",
 DID_NOT_FINISH = "The trial did not finish. Fix its error and run it again before full training."
 EXACT_YEAR = "def score(answer, reference):\n    return 1.0 if reference in answer else 0.0\n"
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed (make browser)"),
-]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium]
 
 
 @pytest.fixture(scope="module")
@@ -73,14 +65,10 @@ def browser_page(served: Served):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = chromium(playwright)
         page = browser.new_context(viewport={"width": 1360, "height": 1000}).new_page()
         page.on("dialog", lambda dialog: dialog.accept())  # Launch asks first
-        page.goto(f"{served.url}/sign-in")
-        page.fill("input[name=email]", served.email)
-        page.fill("input[name=password]", served.password)
-        page.click("button[type=submit]")
-        page.wait_for_url(f"{served.url}/runs*")
+        sign_in(page, served.url, served.email, served.password)
         yield page
         browser.close()
 
