@@ -7,6 +7,7 @@ may do.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
@@ -175,16 +176,21 @@ class SandboxedMetric:
                 stdin.flush()
                 line = stdout.readline()
             except OSError as error:
-                raise SandboxError(f"{WORKER_STOPPED}{error}") from error
+                # A worker that exits before reading (bubblewrap refused, say) breaks the pipe; what it printed
+                # says why better than the broken pipe does.
+                raise SandboxError(f"{WORKER_STOPPED}{self._worker_errors(fallback=str(error))}") from error
             if not line:
                 raise SandboxError(f"{WORKER_STOPPED}{self._worker_errors()}")
             return json.loads(line)
 
-    def _worker_errors(self) -> str:
-        self._process.wait(timeout=5)
+    def _worker_errors(self, fallback: str | None = None) -> str:
+        with contextlib.suppress(subprocess.TimeoutExpired):  # what it printed so far still says why
+            self._process.wait(timeout=5)
         self._stderr.seek(0)
         text = self._stderr.read().decode(errors="replace").strip()
-        return text.splitlines()[-1] if text else f"exit status {self._process.returncode}"
+        if text:
+            return text.splitlines()[-1]
+        return fallback or f"exit status {self._process.returncode}"
 
     def close(self) -> None:
         self._finalizer()
