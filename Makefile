@@ -13,11 +13,11 @@ $(BIN)/python:
 
 # torch==2.13.0 resolves to the CPU build where one lies on disk (see README); vLLM comes with the `gpu` extra.
 $(VENV)/.installed-run: pyproject.toml constraints.txt | $(BIN)/python
-	$(BIN)/pip install -q -c constraints.txt -e .
+	$(BIN)/pip install -q -c constraints.txt -e '.[web,worker]'
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml constraints.txt | $(BIN)/python
-	$(BIN)/pip install -q -c constraints.txt -e '.[test]'
+	$(BIN)/pip install -q -c constraints.txt -e '.[web,worker,test]'
 	touch $@ $(VENV)/.installed-run
 
 install: $(VENV)/.installed-run

@@ -1,14 +1,15 @@
 """The app factory: the console and its JSON API over a Verity application and its read models.
 
 It takes its infrastructure as arguments, so a test builds a small app over a store of its own, and the
-server builds the real one from the wiring.
+server builds the real one from the wiring. It records commands and nothing else: the jobs follow the event log
+and send the work each command starts (jobs/dispatcher.py); what the console may know of them is on the app's
+state (app/shell/jobs.py).
 """
 
 from __future__ import annotations
 
 import functools
 from typing import TYPE_CHECKING
-from uuid import UUID
 
 from litestar import Litestar, Request, Router
 from litestar.datastructures import State
@@ -36,7 +37,7 @@ from app.runs.actions import RunActionsController
 from app.runs.api import RunsApiController
 from app.runs.editing import DraftsPageController
 from app.runs.pages import RunsPageController
-from app.shell.commands import Launcher, Merger, OwnWrites
+from app.shell.commands import OwnWrites
 from app.shell.errors import API_ERROR_HANDLERS, PAGE_ERROR_HANDLERS
 from app.shell.identity import provide_identity
 from app.shell.json_bodies import BoundedJsonRequest
@@ -51,10 +52,6 @@ from verity.storage import open_storage
 
 if TYPE_CHECKING:
     from verity.storage import FileStorage
-
-
-def _launch_nothing(run_id: UUID) -> None:
-    """The default launcher: the run stays Launched until a job system (a later issue) picks it up."""
 
 
 AUTH_PAGES = [sign_in_page, sign_in, sign_out, AccountController, SettingsController, ConnectionsController]
@@ -75,25 +72,22 @@ def create_app(
     read_models: ReadModels,
     *,
     runner: ProjectionRunner | None = None,
-    launcher: Launcher | None = None,
     storage: FileStorage | None = None,
-    merger: Merger | None = None,
     auth: AuthConfig | None = None,
     debug: bool = False,
 ) -> Litestar:
     """The console. When a `runner` is given, the app starts it on start-up and stops it on shutdown.
 
     `storage` is where runs write rollouts and adapters (the run page reads samples and adapters from it) and
-    uploads their files; without one, the storage the environment configures (as `verity serve` opens it);
-    `merger` sends a finished run's Merge model job (the jobs plug it in; without it, Merge model is refused).
+    uploads their files; without one, the storage the environment configures (as `verity serve` opens it).
+    Without jobs on its state (app/shell/jobs.py) a launch waits Queued and Merge model is refused.
     `auth` holds the secret key and cookie settings; without one, a random key lives as long as the app.
     """
     auth = auth or AuthConfig()
-    launch = launcher or _launch_nothing
     own_writes = OwnWrites(read_models, runner)
     # the MCP server at /mcp: the same commands and read models as the JSON API, for an agent with an API token
     agent = agent_server(
-        ConsoleTools(verity, read_models, own_writes, launch, functools.cache(lambda: _storage_or_configured(storage)))
+        ConsoleTools(verity, read_models, own_writes, functools.cache(lambda: _storage_or_configured(storage)))
     )
     api = Router(
         path="/api",
@@ -124,10 +118,8 @@ def create_app(
         dependencies={
             "verity": Provide(lambda: verity, use_cache=True, sync_to_thread=False),
             "read_models": Provide(lambda: read_models, use_cache=True, sync_to_thread=False),
-            "launcher": Provide(lambda: launch, use_cache=True, sync_to_thread=False),
             "own_writes": Provide(lambda: own_writes, use_cache=True, sync_to_thread=False),
             "storage": Provide(lambda: _storage_or_configured(storage), use_cache=True, sync_to_thread=False),
-            "merger": Provide(lambda: merger, use_cache=True, sync_to_thread=False),
             "identity": Provide(provide_identity, sync_to_thread=True),
             "auth": Provide(lambda: auth, use_cache=True, sync_to_thread=False),
         },

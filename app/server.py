@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from typing import Any
 
 import uvicorn
 
@@ -14,8 +13,11 @@ from app.evaluations.waiting import EMBEDDED_WORKER
 from app.factory import create_app
 from app.runs.readiness import LAUNCH_READINESS
 from app.shell.access_log import log_config
+from app.shell.jobs import JOBS, ConsoleJobs
+from domain.application import Verity
 from migrations import apply_migrations
 from projections.runner import ProjectionRunner
+from projections.store import ReadModels
 from verity.config import Settings
 from verity.first_owner import admin_email, ensure_first_owner, sign_in_words
 from verity.secrets import secret_key
@@ -25,11 +27,10 @@ from verity.wiring import build_application, build_read_models, ensure_default_o
 log = logging.getLogger(__name__)
 
 
-# (settings, verity, read_models) -> (launcher, merger, stop[, evaluation_jobs[, launch_readiness]]): the jobs,
-# started beside the console (verity/cli.py passes jobs/'s; the app never imports jobs/, which reach the trainer).
-# evaluation_jobs, when given, sends new evaluations and loop steps (app/evaluations/sending.py reads it from the
-# app's state); launch_readiness says why a run can't be trained here, before Launch queues it.
-JobsStarter = Callable[[Settings, Any, Any], tuple[Any, ...]]
+# The jobs, started beside the console and following the same event log (verity/cli.py passes jobs/'s: the app
+# never imports jobs/, which reach the trainer). The console gives them nothing to call: it records commands, and
+# reads from them launch readiness and how far they have sent (app/shell/jobs.py).
+JobsStarter = Callable[[Settings, Verity, ReadModels], ConsoleJobs]
 
 
 def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000, jobs: JobsStarter | None = None) -> None:
@@ -52,18 +53,15 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000, jobs: J
         # Secure cookies need https; the embedded default serves http on 127.0.0.1.
         secure_cookies=os.environ.get("VERITY_SECURE_COOKIES", "").strip().lower() in ("1", "true", "yes"),
     )
-    started = jobs(settings, verity, read_models) if jobs else (None, None, lambda: None)
-    launcher, merger, stop_jobs = started[:3]
-    app = create_app(
-        verity, read_models, runner=runner, storage=open_storage(settings), auth=auth, launcher=launcher, merger=merger
-    )
-    if len(started) > 3 and started[3] is not None:
-        app.state["evaluation_jobs"] = started[3]
-    if len(started) > 4 and started[4] is not None:  # what the worker can tell at Launch (app/runs/readiness.py)
-        app.state[LAUNCH_READINESS] = started[4]
-    # No broker: the jobs' one worker runs in this process, so a page can say what Queued work waits for.
-    app.state[EMBEDDED_WORKER] = jobs is not None and settings.broker_url is None
+    started = jobs(settings, verity, read_models) if jobs else None
+    app = create_app(verity, read_models, runner=runner, storage=open_storage(settings), auth=auth)
+    if started is not None:
+        app.state[JOBS] = started
+        app.state[LAUNCH_READINESS] = started.launch_problem  # what the worker can tell at Launch
+        # No broker: the jobs' one worker runs in this process, so a page can say what Queued work waits for.
+        app.state[EMBEDDED_WORKER] = started.embedded
     try:
         uvicorn.run(app, host=host, port=port, log_level="info", log_config=log_config())
     finally:
-        stop_jobs()
+        if started is not None:
+            started.stop()

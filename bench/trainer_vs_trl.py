@@ -49,9 +49,17 @@ def ensure_tiny_model(folder: Path | None) -> Path:
 
 
 def ours(model_dir: Path, rows: list[dict], validation: list[dict], rounds: int, loss_type: str):
+    from domain.runs.run_settings import RunSettings
+    from jobs.specs import training_spec
     from trainer.loop import run
     from trainer.spec import RunSpec
 
+    chosen = RunSettings(
+        rounds=rounds, prompts_per_round=PROMPTS_PER_ROUND, answers_per_prompt=ANSWERS_PER_PROMPT,
+        max_answer_tokens=MAX_ANSWER_TOKENS, learning_rate=LEARNING_RATE,
+        micro_batch_size=PROMPTS_PER_ROUND * ANSWERS_PER_PROMPT, lora_rank=LORA_RANK, lora_alpha=LORA_ALPHA,
+        loss_type=loss_type, generation_backend="transformers", seed=0,
+    )
     records = []
     with tempfile.TemporaryDirectory() as storage:
         spec = RunSpec.from_dict(
@@ -63,17 +71,7 @@ def ours(model_dir: Path, rows: list[dict], validation: list[dict], rounds: int,
                 "validation_rows": validation,
                 "storage": {"location": storage},
                 "deadline": time.time() + 86_400,
-                "rounds": rounds,
-                "prompts_per_round": PROMPTS_PER_ROUND,
-                "answers_per_prompt": ANSWERS_PER_PROMPT,
-                "max_answer_tokens": MAX_ANSWER_TOKENS,
-                "learning_rate": LEARNING_RATE,
-                "micro_batch_size": PROMPTS_PER_ROUND * ANSWERS_PER_PROMPT,
-                "lora_rank": LORA_RANK,
-                "lora_alpha": LORA_ALPHA,
-                "loss_type": loss_type,
-                "generation_backend": "transformers",
-                "seed": 0,
+                **training_spec(chosen),  # a full run: its settings as the jobs write them
             }
         )
         assert run(spec, emit=records.append), records[-1]

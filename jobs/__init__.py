@@ -1,5 +1,6 @@
-"""Dramatiq actors between the event store and the trainer: launch a run or a trial, cancel, reconcile.
+"""Dramatiq actors between the event store and the trainer: launch a run or a trial, cancel, evaluate, merge, step a
+loop or an experiment, reconcile; and the dispatcher that sends their messages as the event log records them.
 
-The app calls `jobs.service.start(settings, verity, read_models)` and passes `handle.launch` as its launcher;
-`verity worker` calls `jobs.worker.run_worker(settings, queues)`.
+`verity serve` calls `jobs.service.start(settings, verity, read_models)` beside the console, which only records
+commands; `verity worker` calls `jobs.worker.run_worker(settings, queues)`.
 """

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from projections.store import ReadModels
 
 RECONCILER = Actor("system", "reconciler", "Reconciler")
+JOBS = Actor("system", "jobs", "Jobs")  # what the jobs record of their own sending (jobs/dispatcher.py)
 
 
 def new_worker_id() -> str:

@@ -1,38 +1,26 @@
-"""Evaluations as jobs: the spec from the event store, `python -m trainer evaluate` as a supervised child process,
-its progress lines turned into domain commands; and the actors of evaluations and training loops.
-
-Payloads are ids only: `evaluate(evaluation_id)`, `step_loop(loop_id)`, `step_experiment(experiment_id)`.
-All go on the local provider's queue.
-A loop's actor does one step (train a round's run, or benchmark it) and sends itself again for the next one;
-`advance_loop` in the domain decides the step from the state of the run or evaluation the loop owns.
+"""Evaluations as jobs: the spec from the event store, `python -m trainer evaluate` as a child process watched by
+the supervisor every child of the jobs has (jobs/supervisor.py: a cancel stops it, and so does the watchdog past
+its time limit), its progress lines turned into domain commands. The actor is declared in jobs/actors.py.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
-import os
-import signal
-import subprocess
-import sys
-import tempfile
-import threading
 import time
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable
+from typing import Any
 from uuid import UUID
 
-import dramatiq
-
 from domain.actors import Actor
-from domain.errors import ConcurrentChange, IllegalTransition, NotFound
+from domain.application import Verity
+from domain.errors import NotFound
 from domain.evaluations.benchmarks import math_pairs_held_out_rows
 from domain.evaluations.evaluation import CANCELLED, QUEUED, Evaluation
-from jobs.config import DEFAULT_PROVIDER
+from jobs import retrying
 from jobs.context import JobContext
 from jobs.run_storage import RunStorage, StorageUnreadable, run_storage
 from jobs.specs import SpecUnbuildable, _project_revision, _reward_spec, run_revision
+from jobs.supervisor import Child, Supervisor, timing_of
 from trainer.evaluate import EvaluationSpec
 from trainer.spec import ModelRef, Row, StartAdapter
 from verity.storage import open_storage as open_file_storage
@@ -40,7 +28,6 @@ from verity.storage import read_rows
 
 log = logging.getLogger(__name__)
 EVALUATOR = Actor("system", "evaluator", "Evaluator")
-TIME_LIMIT_MS = 24 * 3600 * 1000
 
 
 def test_rows(ctx: JobContext, evaluation: Evaluation) -> list[dict]:
@@ -82,28 +69,31 @@ def build_evaluation_spec(ctx: JobContext, evaluation: Evaluation, storage: RunS
     )
 
 
-def _apply(command) -> bool:
-    """A command on the evaluation as it is now; False when it no longer applies (cancelled meanwhile)."""
-    for attempt in range(5):
-        try:
-            command()
-            return True
-        except IllegalTransition as refusal:
-            log.info("evaluation: %s", refusal.message)
-            return False
-        except ConcurrentChange:
-            time.sleep(0.05 * (attempt + 1))
-    return False
+EVALUATION_TIME_LIMIT_SECONDS = 24 * 3600
+WATCHDOG_STOPPED = (
+    "The evaluator was still running {hours:g} hours after it started, so the watchdog stopped it. Evaluate fewer "
+    "examples, or shorter answers."
+)
+STOPPED_EARLY = "The evaluator process stopped before the evaluation ended; its last lines are in the worker's log."
+
+
+def _apply(command: Callable[[], object], evaluation_id: UUID) -> bool:
+    """A command on the evaluation as it is now, by the jobs' one rule for retrying (jobs/retrying.py); False when
+    it no longer applies (cancelled meanwhile)."""
+    return retrying.record(command, f"evaluation {evaluation_id}")
 
 
 def run_evaluation(ctx: JobContext, evaluation_id: UUID) -> None:
-    """Score the evaluation if it is still Queued; every outcome is recorded on it."""
+    """Score the evaluation if it is still Queued (a message delivered twice finds it started, and does nothing);
+    every outcome is recorded on it."""
     verity = ctx.verity
     try:
         evaluation = verity.get_evaluation(None, evaluation_id)
     except NotFound:
         return
-    if evaluation.state != QUEUED or not _apply(lambda: verity.record_evaluation_started(evaluation_id, EVALUATOR)):
+    if evaluation.state != QUEUED:
+        return
+    if not _apply(lambda: verity.record_evaluation_started(evaluation_id, EVALUATOR), evaluation_id):
         return
     try:
         storage = run_storage(ctx.settings, verity, evaluation.org_id)
@@ -114,100 +104,40 @@ def run_evaluation(ctx: JobContext, evaluation_id: UUID) -> None:
             if isinstance(problem, (SpecUnbuildable, StorageUnreadable))
             else f"The test examples could not be read ({type(problem).__name__})."
         )
-        _apply(lambda: verity.record_evaluation_failed(evaluation_id, message, EVALUATOR))
+        _apply(lambda: verity.record_evaluation_failed(evaluation_id, message, EVALUATOR), evaluation_id)
         return
-    ended = _supervise(ctx, spec, storage)
-    if not ended:
-        _apply(lambda: verity.record_evaluation_failed(
-            evaluation_id, "The evaluator process stopped before the evaluation ended; its last lines are in the "
-            "worker's log.", EVALUATOR))
-
-
-def _supervise(ctx: JobContext, spec: EvaluationSpec, storage: RunStorage) -> bool:
-    """Runs the evaluator; records its lines; stops it on a cancel. True when it said how the evaluation ended.
-    The storage's credentials reach the child only through its environment, as a run's do (jobs/run_storage.py)."""
-    evaluation_id = UUID(spec.evaluation_id)
-    verity = ctx.verity
-    ended = False
-    with tempfile.TemporaryDirectory(prefix="verity-evaluation-") as folder:
-        spec_path = Path(folder) / "spec.json"
-        spec_path.write_text(json.dumps(spec.to_dict()))
-        child = subprocess.Popen(
-            [sys.executable, "-m", "trainer", "evaluate", str(spec_path)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
-            start_new_session=True, env=storage.child_environment({**os.environ, "PYTHONUNBUFFERED": "1"}),
-        )
-        threading.Thread(target=_forward_stderr, args=(child, spec.evaluation_id), daemon=True).start()
-        watcher = threading.Thread(target=_stop_on_cancel, args=(ctx, evaluation_id, child), daemon=True)
-        watcher.start()
-        assert child.stdout is not None
-        for line in child.stdout:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if record.get("type") == "evaluation_completed":
-                ended = True
-                _apply(lambda r=record: verity.record_evaluation_completed(
-                    evaluation_id, float(r["score"]), r["breakdown"], r["results"], EVALUATOR,
-                    metric_failures=r.get("metric_failures")))
-            elif record.get("type") == "failed":
-                ended = True
-                _apply(lambda r=record: verity.record_evaluation_failed(evaluation_id, r["message"], EVALUATOR))
-        child.wait()
-    return ended or verity.get_evaluation(None, evaluation_id).state == CANCELLED
-
-
-def _stop_on_cancel(ctx: JobContext, evaluation_id: UUID, child: subprocess.Popen) -> None:
-    while child.poll() is None:
-        if ctx.verity.get_evaluation(None, evaluation_id).state == CANCELLED:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(child.pid, signal.SIGKILL)
-            return
-        time.sleep(ctx.config.cancel_poll_seconds)
-
-
-def _forward_stderr(child: subprocess.Popen, evaluation_id: str) -> None:
-    if child.stderr is not None:
-        for line in child.stderr:
-            log.info("[evaluation %s] %s", evaluation_id[:8], line.rstrip())
-
-
-@dataclass
-class EvaluationJobs:
-    """The declared actors; `send_evaluation` and `send_loop_step` are what the app calls after a command."""
-
-    evaluate: dramatiq.Actor
-    step_loop: dramatiq.Actor
-    step_experiment: dramatiq.Actor
-
-    def send_evaluation(self, evaluation_id: UUID) -> None:
-        self.evaluate.send(str(evaluation_id))
-
-    def send_loop_step(self, loop_id: UUID) -> None:
-        self.step_loop.send(str(loop_id))
-
-    def send_experiment_step(self, experiment_id: UUID) -> None:
-        self.step_experiment.send(str(experiment_id))
-
-
-def declare_evaluation_actors(broker: dramatiq.Broker, ctx: JobContext) -> EvaluationJobs:
-    from jobs.experiments import step_experiment
-    from jobs.loops import step_loop
-
-    def evaluate(evaluation_id: str) -> None:
-        run_evaluation(ctx, UUID(evaluation_id))
-
-    def step(loop_id: str) -> None:
-        step_loop(ctx, UUID(loop_id), jobs.send_loop_step)
-
-    def experiment_step(experiment_id: str) -> None:
-        step_experiment(ctx, UUID(experiment_id), jobs.send_experiment_step)
-
-    options = {"broker": broker, "max_retries": 0, "time_limit": TIME_LIMIT_MS, "queue_name": DEFAULT_PROVIDER}
-    jobs = EvaluationJobs(
-        evaluate=dramatiq.actor(evaluate, actor_name="evaluate", **options),
-        step_loop=dramatiq.actor(step, actor_name="step_loop", **options),
-        step_experiment=dramatiq.actor(experiment_step, actor_name="step_experiment", **options),
+    outcome = Supervisor(
+        Child("evaluate", spec.to_dict(), f"evaluation {str(evaluation_id)[:8]}"),
+        EvaluationRecords(verity, evaluation_id),
+        timing_of(ctx.config),
+        kill_at=time.time() + EVALUATION_TIME_LIMIT_SECONDS,
+        cancelled=lambda: verity.get_evaluation(None, evaluation_id).state == CANCELLED,
+        environment=storage.child_environment,  # its credentials reach the child only here, as a run's do
+    ).run()
+    if outcome.finished or outcome.reason == "cancelled":
+        return
+    message = (
+        WATCHDOG_STOPPED.format(hours=EVALUATION_TIME_LIMIT_SECONDS / 3600)
+        if outcome.reason == "watchdog" else STOPPED_EARLY
     )
-    return jobs
+    _apply(lambda: verity.record_evaluation_failed(evaluation_id, message, EVALUATOR), evaluation_id)
+
+
+class EvaluationRecords:
+    """The evaluator's lines as commands on the evaluation (the supervisor's `Records`)."""
+
+    def __init__(self, verity: Verity, evaluation_id: UUID) -> None:
+        self.verity = verity
+        self.evaluation_id = evaluation_id
+        self.finished = False  # the evaluator said how the evaluation ended
+
+    def record_line(self, data: dict[str, Any]) -> None:
+        verity, evaluation_id = self.verity, self.evaluation_id
+        if data["type"] == "evaluation_completed":
+            self.finished = True
+            _apply(lambda: verity.record_evaluation_completed(
+                evaluation_id, float(data["score"]), data["breakdown"], data["results"], EVALUATOR,
+                metric_failures=data.get("metric_failures")), evaluation_id)
+        elif data["type"] == "failed":
+            self.finished = True
+            _apply(lambda: verity.record_evaluation_failed(evaluation_id, data["message"], EVALUATOR), evaluation_id)

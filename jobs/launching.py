@@ -13,7 +13,7 @@ from uuid import UUID
 from dramatiq.middleware import Shutdown
 
 from domain.errors import NotFound
-from domain.runs.run import QUEUED, RUNNING
+from domain.runs.run import CANCELLED, QUEUED, RUNNING
 from jobs.broker import provider_queue
 from jobs.config import DEFAULT_PROVIDER
 from jobs.context import JobContext
@@ -21,7 +21,7 @@ from jobs.reconciler import end_orphan
 from jobs.recording import ProgressRecorder, with_fresh_run
 from jobs.run_storage import StorageUnreadable, run_storage
 from jobs.specs import SpecUnbuildable, build_run_spec
-from jobs.supervisor import Outcome, Supervisor, Timing, describe_exit
+from jobs.supervisor import Child, Outcome, Supervisor, describe_exit, timing_of
 from jobs.tune_specs import build_tune_spec
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ def launch(ctx: JobContext, run_id: UUID, on_child=None) -> None:
         elif run.state not in RUNNING and (unheld or lease.worker_id is None):
             ledger.release(run_id)
         return
-    queue = provider_queue(run.settings["training"].get("provider"))
+    queue = provider_queue(run.settings.provider)
     if not ledger.claim(run_id, queue, ctx.worker_id, os.getpid(), ctx.config.stale_after_seconds):
         log.info("run %s is held by another worker", run_id)
         return
@@ -96,7 +96,7 @@ def _prepare_and_train(ctx: JobContext, run_id: UUID, on_child) -> None:
     if not with_fresh_run(verity, run_id, lambda run: verity.record_preparing(run_id, actor)):
         return  # cancelled while it waited
     run = verity.get_run(None, run_id)
-    limit = run.settings["training"].get("price_limit_per_hour")
+    limit = run.settings.price_limit_per_hour
     price = price_per_hour(ctx, run)
     if limit is not None and price is not None and price > limit:
         verity.record_failed(run_id, over_price_limit(price, limit), actor)
@@ -109,13 +109,12 @@ def _prepare_and_train(ctx: JobContext, run_id: UUID, on_child) -> None:
         message = str(unbuildable)
         with_fresh_run(verity, run_id, lambda run: verity.record_failed(run_id, message, actor))
         return
-    recorder = ProgressRecorder(verity, run_id)
     supervisor = Supervisor(
-        verity,
-        spec,
-        recorder,
-        Timing(config.heartbeat_seconds, config.cancel_poll_seconds, config.terminate_grace_seconds),
+        Child("run", spec.to_dict(), f"run {str(run_id)[:8]}"),
+        ProgressRecorder(verity, run_id),
+        timing_of(config),
         kill_at=spec.deadline + config.watchdog_grace_seconds,
+        cancelled=lambda: verity.get_run(None, run_id).state == CANCELLED,
         beat=lambda: ctx.ledger.beat(run_id, ctx.worker_id),
         on_child=on_child,
         environment=storage.child_environment,
@@ -128,7 +127,7 @@ def _prepare_and_train(ctx: JobContext, run_id: UUID, on_child) -> None:
 def price_per_hour(ctx: JobContext, run) -> float | None:
     """The price the run was launched against: its provider's, as an owner declared it; for `local` (which no
     owner prices) or a provider no longer declared, this worker's own (VERITY_WORKER_PRICE_PER_HOUR)."""
-    name = provider_queue(run.settings["training"].get("provider"))
+    name = provider_queue(run.settings.provider)
     if name != DEFAULT_PROVIDER:
         for provider in ctx.verity.providers(run.org_id):
             if provider.name == name:

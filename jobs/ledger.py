@@ -1,9 +1,10 @@
 """The jobs' own small bookkeeping, shared by every process and machine: which runs were put on a queue, which
 worker holds which run (its heartbeat), and which workers serve which queue.
 
-It lives where every process can reach it without the broker: a SQLite file in the data folder on the embedded
-default, tables in the same PostgreSQL database in production. The event store stays the truth about runs;
-this ledger only says who is working on them right now, so the reconciler can tell a live run from an orphan.
+It lives where every process can reach it without the broker: two tables beside the read models (the SQLite file
+in the data folder on the embedded default, the same PostgreSQL database in production), their schema in
+migrations/014_job_ledger.sql. The event store stays the truth about runs; this ledger only says who is working on
+them right now, so the reconciler can tell a live run from an orphan.
 
 A worker *claims* a run before it records Preparing (one row per run: the claim is the heartbeat row), beats
 every few seconds while it supervises the trainer, and deletes the row once the run's ending is recorded. A row
@@ -21,30 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
+from migrations import apply_migrations
 from verity.config import Settings
-
-SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS job_runs (
-        run_id TEXT PRIMARY KEY,
-        queue TEXT NOT NULL,
-        enqueued_at DOUBLE PRECISION,
-        worker_id TEXT,
-        host TEXT,
-        pid INTEGER,
-        claimed_at DOUBLE PRECISION,
-        beat_at DOUBLE PRECISION
-    )""",
-    """CREATE TABLE IF NOT EXISTS job_workers (
-        worker_id TEXT PRIMARY KEY,
-        queues TEXT NOT NULL,
-        host TEXT NOT NULL,
-        pid INTEGER NOT NULL,
-        gpu TEXT NOT NULL,
-        price_per_hour DOUBLE PRECISION,
-        started_at DOUBLE PRECISION NOT NULL,
-        beat_at DOUBLE PRECISION NOT NULL
-    )""",
-)
 
 
 @dataclass(frozen=True)
@@ -82,11 +61,7 @@ class Ledger:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._postgres = settings.postgres is not None
-        if not self._postgres:
-            settings.data_dir.mkdir(parents=True, exist_ok=True)
-        with self._cursor() as cursor:
-            for statement in SCHEMA:
-                cursor.execute(statement)
+        apply_migrations(settings)  # a worker may start before any web process has migrated the database
 
     @contextmanager
     def _cursor(self) -> Iterator[Any]:
@@ -97,7 +72,7 @@ class Ledger:
             with psycopg.connect(self.settings.postgres.conninfo, autocommit=True) as connection:
                 yield connection.cursor()
         else:
-            path = self.settings.data_dir / "jobs.sqlite"
+            path = self.settings.read_model_path
             with closing(sqlite3.connect(path, timeout=30, isolation_level=None)) as connection:
                 yield connection.cursor()
 

@@ -1,44 +1,35 @@
 """Merge model: a finished run's adapter merged into its base model, written to the run's storage as a full
 checkpoint.
 
-The app records MergeRequested and sends `merge_model(run_id)`. The actor reads the run and runs the merge in a
-child process (`python -m jobs.merge SPEC.json`), so torch and peft load neither in the web process (the embedded
-worker lives there) nor in a long-lived worker. The child loads the base model, applies the adapter with peft's
-`merge_and_unload`, saves the checkpoint and the tokenizer, and uploads them under `runs/<run id>/merged/` in the
-organization's storage (with its credentials, as a run's trainer gets them); `merge.json` goes last. The actor
-then records ModelMerged, or MergeFailed with the reason, so the run page and its timeline say how it went.
+The console records MergeRequested; the dispatcher (jobs/dispatcher.py) sends `merge_model(run_id)`. The actor reads
+the run and supervises `python -m trainer merge SPEC.json` (trainer/merge.py) with the supervisor every child of the
+jobs has (jobs/supervisor.py), so torch and peft load neither in the web process (the embedded worker lives there)
+nor in a long-lived worker, and a merge past its time limit is stopped by the watchdog. The child's last line says
+how it went; the actor records ModelMerged, or MergeFailed with the reason, so the run page and its timeline say so.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
+import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-import dramatiq
 from dramatiq.middleware import Shutdown, TimeLimitExceeded
 
 from domain.actors import Actor
-from domain.runs.merge import MERGING, merged_prefix
-from domain.storage_keys import storage_key
-from jobs.config import DEFAULT_PROVIDER
-from jobs.context import RECONCILER, JobContext
+from domain.application import Verity
+from domain.runs.merge import MERGING
+from jobs.context import JOBS, RECONCILER, JobContext
 from jobs.recording import with_fresh_run
 from jobs.run_storage import StorageUnreadable, run_storage
-from verity.data_folder import keep_new_files_private
+from jobs.supervisor import Child, Supervisor, describe_exit, timing_of
+from trainer.merge import MergeSpec
 
 log = logging.getLogger(__name__)
 
-MERGE_TIME_LIMIT_MS = 6 * 3600 * 1000
-MARKER = "merge.json"
+MERGE_TIME_LIMIT_SECONDS = 6 * 3600
 
 WORKER_STOPPED = (
     "The worker merging this run was stopped before the merge finished, so nothing was merged. Merge model "
@@ -48,6 +39,10 @@ LOST_AT_RESTART = (
     "The console was restarted before the merge finished, so nothing was merged. Merge model tries again."
 )
 TOO_LONG = "The merge did not finish within {hours:g} hours, so it was stopped. Merge model tries again."
+NOT_SENT = (
+    "The merge could not be sent to a worker: the job queue is out of reach, so nothing was merged. Merge model "
+    "tries again."
+)
 
 
 def merge_failed_message(reason: str) -> str:
@@ -58,77 +53,76 @@ class MergeRefused(Exception):
     """The run has no merge to do now; the message says why."""
 
 
-class MergeChildFailed(Exception):
-    """The child's error line, e.g. "OSError: [Errno 28] No space left on device"."""
-
-
-def merge_spec(ctx: JobContext, run_id: UUID) -> tuple[dict[str, Any], dict[str, str]]:
-    """What the child needs (the base model, the adapter's location, the run's storage) and its environment."""
+def merge_spec(ctx: JobContext, run_id: UUID) -> tuple[MergeSpec, Callable[[dict[str, str]], dict[str, str]]]:
+    """What the child needs (the base model, the adapter's location, the run's storage), and how the worker's
+    environment becomes its own (the storage's credentials go there, never into the spec file)."""
     run = ctx.verity.get_run(None, run_id)
     if run.adapter is None or run.merge is None or run.merge["state"] != MERGING:
         raise MergeRefused("No merge of this run is under way.")
     storage = run_storage(ctx.settings, ctx.verity, run.org_id)
-    spec = {
-        "run_id": str(run_id),
-        "model": run.model,
-        "adapter": run.adapter["location"],
-        "best_round": run.adapter["best_round"],
-        "storage": {"location": storage.storage.location, "endpoint_url": storage.storage.endpoint_url},
-    }
-    return spec, storage.child_environment(dict(os.environ))
+    spec = MergeSpec(
+        run_id=str(run_id),
+        model=run.model,
+        adapter=run.adapter["location"],
+        best_round=run.adapter["best_round"],
+        storage=storage.storage,
+    )
+    return spec, storage.child_environment
 
 
-def run_merge_child(spec: dict[str, Any], environment: dict[str, str], timeout: float) -> dict[str, Any]:
-    """Run the merge in its own process and wait; returns what merge.json says. A failure raises
-    MergeChildFailed with the child's last words (its error line, never its whole traceback)."""
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
-        json.dump(spec, handle)
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "jobs.merge", handle.name],
-            capture_output=True, text=True, timeout=timeout, env=environment,
-        )
-    finally:
-        Path(handle.name).unlink(missing_ok=True)
-    if done.returncode != 0:
-        log.error("the merge of run %s failed:\n%s", spec["run_id"], done.stderr[-4000:])
-        raise MergeChildFailed(_last_line(done.stderr) or f"the merge process exited with code {done.returncode}.")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+class MergeRecords:
+    """The child's one line: the checkpoint's summary, or why it failed (the supervisor's `Records`)."""
 
+    def __init__(self) -> None:
+        self.finished = False
+        self.summary: dict[str, Any] | None = None
+        self.failure: str | None = None
 
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else ""
+    def record_line(self, data: dict[str, Any]) -> None:
+        if data["type"] == "merge_completed":
+            self.finished, self.summary = True, data
+        elif data["type"] == "failed":
+            self.finished, self.failure = True, str(data.get("message") or "the merge process said nothing more.")
 
 
 def merge(ctx: JobContext, run_id: UUID) -> None:
-    """The actor's work: merge if the run still asks for it, and record how it went."""
+    """The actor's work: merge if the run still asks for it (a message delivered twice, or after the merge ended,
+    does nothing), and record how it went."""
     try:
         spec, environment = merge_spec(ctx, run_id)
-    except MergeRefused as refused:  # a message delivered twice, or after the merge ended
+    except MergeRefused as refused:
         log.info("run %s: %s", run_id, refused)
         return
     except StorageUnreadable as unreadable:
         _record_failure(ctx, run_id, str(unreadable))
         return
+    records = MergeRecords()
+    supervisor = Supervisor(
+        Child("merge", spec.to_dict(), f"merge {str(run_id)[:8]}"),
+        records,
+        timing_of(ctx.config),
+        kill_at=time.time() + MERGE_TIME_LIMIT_SECONDS,
+        environment=environment,
+    )
     try:
-        summary = run_merge_child(spec, environment, timeout=MERGE_TIME_LIMIT_MS / 1000)
-    except subprocess.TimeoutExpired:
-        _record_failure(ctx, run_id, TOO_LONG.format(hours=MERGE_TIME_LIMIT_MS / 3_600_000))
-        return
-    except MergeChildFailed as failed:
-        _record_failure(ctx, run_id, merge_failed_message(_sentence(str(failed))))
-        return
+        outcome = supervisor.run()
     except (Shutdown, TimeLimitExceeded):  # the worker stops (or dramatiq's limit struck): say so, then stop
         _record_failure(ctx, run_id, WORKER_STOPPED)
         raise
-    with_fresh_run(
-        ctx.verity, run_id,
-        lambda run: ctx.verity.record_model_merged(
-            run_id, summary["location"], summary["files"], summary["size_bytes"], ctx.worker_actor
-        ),
-    )
-    log.info("run %s merged into %s", run_id, summary["location"])
+    if records.summary is not None:
+        summary = records.summary
+        with_fresh_run(
+            ctx.verity, run_id,
+            lambda run: ctx.verity.record_model_merged(
+                run_id, summary["location"], summary["files"], summary["size_bytes"], ctx.worker_actor
+            ),
+        )
+        log.info("run %s merged into %s", run_id, summary["location"])
+    elif outcome.reason == "watchdog":
+        _record_failure(ctx, run_id, TOO_LONG.format(hours=MERGE_TIME_LIMIT_SECONDS / 3600))
+    else:
+        reason = records.failure or f"the merge process stopped: {describe_exit(outcome.returncode)}."
+        _record_failure(ctx, run_id, merge_failed_message(_sentence(reason)))
 
 
 def _sentence(text: str) -> str:
@@ -142,6 +136,12 @@ def _record_failure(ctx: JobContext, run_id: UUID, message: str, actor: Actor | 
     )
 
 
+def merge_not_sent(verity: Verity, run_id: UUID) -> None:
+    """The dispatcher could not put the merge on a queue: it ends in words at once, and Merge model asks again."""
+    log.warning("run %s: %s", run_id, NOT_SENT)
+    with_fresh_run(verity, run_id, lambda run: verity.record_merge_failed(run_id, NOT_SENT, JOBS))
+
+
 def fail_merges_lost_at_restart(ctx: JobContext) -> list[UUID]:
     """On the embedded default the queue lives in memory and this process is the only worker: a merge asked for
     before a restart will never run, so it ends in words instead of showing "on its way" for ever. (A production
@@ -152,96 +152,3 @@ def fail_merges_lost_at_restart(ctx: JobContext) -> list[UUID]:
     for run_id in lost:
         _record_failure(ctx, run_id, LOST_AT_RESTART, RECONCILER)
     return lost
-
-
-def declare_merge_actor(broker: dramatiq.Broker, ctx: JobContext) -> dramatiq.Actor:
-    """`merge_model(run_id)` on the provider queue: merging needs the memory of a worker machine."""
-
-    def merge_model(run_id: str) -> None:
-        merge(ctx, UUID(run_id))
-
-    return dramatiq.actor(
-        merge_model,
-        actor_name="merge_model",
-        queue_name=DEFAULT_PROVIDER,
-        broker=broker,
-        max_retries=0,
-        time_limit=MERGE_TIME_LIMIT_MS + 60_000,  # the child's own timeout strikes first and is said in words
-    )
-
-
-def merge_sender(actor: dramatiq.Actor) -> Callable[[UUID], None]:
-    """What the app calls once MergeRequested is recorded (create_app(..., merger=...))."""
-
-    def send(run_id: UUID) -> None:
-        actor.send(str(run_id))
-
-    return send
-
-
-# --- the child: torch and peft load only here ---------------------------------------------------------------
-
-
-class MergeProblem(Exception):
-    """What keeps the child from merging, in words (the actor records it)."""
-
-
-def merge_into_checkpoint(spec: dict[str, Any]) -> dict[str, Any]:
-    """Load the base model, merge the adapter in, upload the checkpoint; returns what merge.json says."""
-    from peft import PeftModel
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from trainer.output_head import adapter_targets_head, untie_output_head
-    from trainer.spec import Storage
-    from trainer.storage import fetch_folder, open_storage
-
-    where = Storage(**spec["storage"])
-    storage, prefix = open_storage(where), merged_prefix(spec["run_id"])
-    with tempfile.TemporaryDirectory(prefix="verity-merge-") as work:
-        if spec["model"].startswith(("/", "./", "~")) and not Path(spec["model"]).expanduser().is_dir():
-            raise MergeProblem(f"the base model {spec['model']} is not on this worker")
-        adapter = fetch_folder(spec["adapter"], Path(work) / "adapter", where.endpoint_url)
-        if not (adapter / "adapter_config.json").is_file():
-            raise MergeProblem(f"the adapter is not in the storage at {storage_key(spec['adapter'])}")
-        base = AutoModelForCausalLM.from_pretrained(spec["model"])
-        if adapter_targets_head(adapter, base):  # a Head run's update must not reach a tied input embedding
-            untie_output_head(base)
-        merged = PeftModel.from_pretrained(base, str(adapter)).merge_and_unload()
-        out = Path(work) / "merged"
-        merged.save_pretrained(out)
-        AutoTokenizer.from_pretrained(spec["model"]).save_pretrained(out)
-        model_dir = Path(spec["model"])
-        if model_dir.is_dir():  # files a local model ships beside its weights (its chat template, its notes)
-            for extra in model_dir.iterdir():
-                if extra.is_file() and not (out / extra.name).exists() and not extra.name.endswith(".safetensors"):
-                    shutil.copyfile(extra, out / extra.name)
-        files = sorted(path.name for path in out.iterdir())
-        for name in files:
-            storage.put_file(prefix + name, out / name)
-        size = sum((out / name).stat().st_size for name in files)
-    summary = {
-        "location": storage.location(prefix),
-        "files": files,
-        "size_bytes": size,
-        "base_model": spec["model"],
-        "best_round": spec["best_round"],
-    }
-    storage.put_bytes(prefix + MARKER, json.dumps(summary).encode())  # last: the checkpoint is whole
-    return summary
-
-
-def main(argv: list[str]) -> int:
-    """Logs go to stderr; the one line on stdout is the summary the actor records."""
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    try:
-        summary = merge_into_checkpoint(json.loads(Path(argv[0]).read_text()))
-    except MergeProblem as problem:
-        print(problem, file=sys.stderr)  # the last line: what the actor records
-        return 1
-    print(json.dumps(summary), flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    keep_new_files_private()  # the merged checkpoint lands in the data folder's storage: owner-only
-    sys.exit(main(sys.argv[1:]))

@@ -21,9 +21,10 @@ import socket
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlparse
 
+from domain.runs import objectives
+from domain.runs.run_settings import RunSettings
 from jobs.broker import provider_queue
 from jobs.public_datasets import GSM8K_SOURCE_VARIABLE, gsm8k_source
 
@@ -36,13 +37,12 @@ REMEMBER_SECONDS = 60.0
 _reached: dict[tuple[str, int], tuple[float, str | None]] = {}  # (host, port) → (when asked, why not or None)
 
 
-def needs_public_gsm8k(settings: Mapping[str, Any]) -> bool:
+def needs_public_gsm8k(settings: RunSettings) -> bool:
     """An RL run whose reward is GSM8K accuracy and that names no Dataset version (001: "uses the built-in
     dataset"), as jobs/specs.py builds it."""
-    training = settings.get("training") or {}
-    if training.get("objective", "rl") != "rl" or settings.get("dataset_version"):
+    if not objectives.is_rl(settings.objective) or settings.dataset_version:
         return False
-    reward = (training.get("rl") or {}).get("reward") or {}
+    reward = settings.reward or {}
     return reward.get("preset") == "verifiable" and reward.get("metric") == "gsm8k"
 
 
@@ -103,15 +103,14 @@ def _unreachable(host: str, port: int, timeout: float) -> str | None:
     return why
 
 
-def launch_readiness(queues_here: Iterable[str]) -> Callable[[Mapping[str, Any]], str | None]:
+def launch_readiness(queues_here: Iterable[str]) -> Callable[[RunSettings], str | None]:
     """The check the console runs at Launch (and Retry) for a run's saved settings: the words that refuse it, or
     None. Only runs for a queue this process's own worker serves are checked."""
     served = frozenset(queues_here)
 
-    def problem(settings: Mapping[str, Any]) -> str | None:
-        provider = (settings.get("training") or {}).get("provider")
+    def problem(settings: RunSettings) -> str | None:
         try:
-            if provider_queue(provider) not in served:
+            if provider_queue(settings.provider) not in served:
                 return None
         except ValueError:
             return None

@@ -3,7 +3,9 @@ Queued runs whose message was lost (an in-memory queue after a restart, a send t
 its data).
 
 It runs at start-up and every few seconds in the web process and in every worker; two reconcilers racing on one
-run are harmless, since the domain refuses to end a run twice.
+run are harmless, since the domain refuses to end a run twice. A launch the dispatcher has yet to send is the
+dispatcher's (jobs/dispatcher.py): the reconciler looks for runs the ledger never heard of only once the dispatcher
+has sent what the read models show.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from jobs.run_storage import run_storage
 
 log = logging.getLogger(__name__)
 
-Send = Callable[[UUID], None]
+Send = Callable[[UUID], object]
+Position = Callable[[], int]
 
 
 def orphan_message(lease: Lease | None, last_round: int | None) -> str:
@@ -100,9 +103,12 @@ def _keep_saved_adapter(ctx: JobContext, run_id: UUID) -> bool:
     return run.state not in RUNNING
 
 
-def reconcile(ctx: JobContext, send: Send | None = None, *, startup_of_embedded: bool = False) -> list[UUID]:
+def reconcile(
+    ctx: JobContext, send: Send | None = None, *, startup_of_embedded: bool = False, sent_to: Position | None = None
+) -> list[UUID]:
     """One pass; returns the runs it ended. `startup_of_embedded`: this process is the only worker and just
-    started, so every earlier claim is a dead process's and every Queued run's message is gone."""
+    started, so every earlier claim is a dead process's and every Queued run's message is gone. `sent_to`: how far
+    the dispatcher has sent (jobs/dispatcher.py)."""
     ledger, verity, config = ctx.ledger, ctx.verity, ctx.config
     now = time.time()
     ended: list[UUID] = []
@@ -132,16 +138,19 @@ def reconcile(ctx: JobContext, send: Send | None = None, *, startup_of_embedded:
         if dead and end_orphan(ctx, lease.run_id, lease):
             ended.append(lease.run_id)
     if send is not None and ctx.read_models is not None:
-        ended += _unlisted_runs(ctx, known, send)
+        ended += _unlisted_runs(ctx, known, send, sent_to)
     return ended
 
 
-def _unlisted_runs(ctx: JobContext, known: set[UUID], send: Send) -> list[UUID]:
+def _unlisted_runs(ctx: JobContext, known: set[UUID], send: Send, sent_to: Position | None) -> list[UUID]:
     """Runs the read models show Queued or running that the ledger never heard of: a launch whose message was
     never sent, or a run whose worker vanished before it claimed it."""
     assert ctx.read_models is not None
     ended = []
-    for row in ctx.read_models.live_runs():
+    rows = ctx.read_models.live_runs()
+    if sent_to is not None and sent_to() < ctx.read_models.position():
+        return []  # the dispatcher has yet to send a launch these rows may show: it is the dispatcher's
+    for row in rows:
         if row.id in known:
             continue
         state = ctx.verity.get_run(None, row.id).state  # the read model may lag the event store
@@ -157,8 +166,8 @@ def _unlisted_runs(ctx: JobContext, known: set[UUID], send: Send) -> list[UUID]:
 class PeriodicReconciler:
     """A daemon thread calling `reconcile` every `every` seconds until stopped."""
 
-    def __init__(self, ctx: JobContext, send: Send | None, every: float) -> None:
-        self.ctx, self.send, self.every = ctx, send, every
+    def __init__(self, ctx: JobContext, send: Send | None, every: float, sent_to: Position | None = None) -> None:
+        self.ctx, self.send, self.every, self.sent_to = ctx, send, every, sent_to
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="verity-reconciler", daemon=True)
 
@@ -172,6 +181,6 @@ class PeriodicReconciler:
     def _loop(self) -> None:
         while not self._stop.wait(self.every):
             try:
-                reconcile(self.ctx, self.send)
+                reconcile(self.ctx, self.send, sent_to=self.sent_to)
             except Exception:  # a database hiccup: the next pass tries again
                 log.exception("the reconciler's pass failed")

@@ -1,40 +1,32 @@
 """Each progress record of the trainer becomes a domain command, in order, so every step is an event with its time.
 
 A command is tried against the run as it is now: one that no longer applies (the run was cancelled meanwhile, or
-the record repeats one already recorded) changes nothing, and a write that raced another one is tried again on
-the fresh run. So a record is never recorded twice and a cancel is never overwritten.
+the record repeats one already recorded) changes nothing, and a write that raced another one (or met a database
+out of reach for a moment) is tried again on the fresh run, by the one rule of jobs/retrying.py. So a record is
+never recorded twice and a cancel is never overwritten.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
+from typing import Any
 from uuid import UUID
 
 from domain.actors import TRAINER, Actor
 from domain.application import Verity
-from domain.errors import ConcurrentChange, IllegalTransition
 from domain.runs.progress import RoundResult, StepLog, TrialReport
 from domain.runs.run import ADAPTER_READY, RUNNING, SAVING_ADAPTER, TRAINING, Run
+from jobs import retrying
 from trainer import progress
 
 log = logging.getLogger(__name__)
 
 
-def with_fresh_run(verity: Verity, run_id: UUID, command: Callable[[Run], object], attempts: int = 5) -> bool:
-    """Run `command(run)` on the run as it is now, again on a concurrent change; False when it no longer applies."""
-    for attempt in range(attempts):
-        run = verity.get_run(None, run_id)
-        try:
-            command(run)
-            return True
-        except IllegalTransition as refusal:
-            log.info("run %s: %s", run_id, refusal.message)
-            return False
-        except ConcurrentChange:
-            time.sleep(0.05 * (attempt + 1))
-    raise ConcurrentChange(f"Run {run_id} kept changing while the jobs recorded its progress.")
+def with_fresh_run(verity: Verity, run_id: UUID, command: Callable[[Run], object]) -> bool:
+    """Run `command(run)` on the run as it is now, by the jobs' one rule for retrying (jobs/retrying.py); False
+    when it no longer applies."""
+    return retrying.record(lambda: command(verity.get_run(None, run_id)), f"run {run_id}")
 
 
 def round_result(record: progress.RoundScored) -> RoundResult:
@@ -97,6 +89,15 @@ class ProgressRecorder:
 
     def _apply(self, command: Callable[[Run], object]) -> bool:
         return with_fresh_run(self.verity, self.run_id, command)
+
+    def record_line(self, data: dict[str, Any]) -> None:
+        """One line of the trainer's stdout (the supervisor's `Records`)."""
+        try:
+            record = progress.record_from_dict(data)
+        except (KeyError, TypeError, ValueError):
+            log.warning("run %s: not a progress record: %s", self.run_id, str(data)[:300])
+            return
+        self.record(record)
 
     def record(self, record: progress.ProgressRecord) -> None:
         v, run_id, actor = self.verity, self.run_id, self.actor

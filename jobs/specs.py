@@ -1,4 +1,5 @@
-"""From a launched run in the event store to the trainer's run spec: rows, reward, starting adapter, deadline.
+"""From a launched run in the event store to the trainer's run spec: rows, reward, starting adapter, deadline, and
+the settings it trains with (`training_spec`: the one place a run's typed settings become the trainer's numbers).
 
 A run on a dataset version trains on the version's training rows and validates on its validation rows, read from
 the storage; a `gsm8k` run with no dataset version trains on the public GSM8K set (jobs/public_datasets.py), and
@@ -18,11 +19,11 @@ from domain.rewards.config import SYNTHETIC_PROMPTS_DEFAULT
 from domain.rewards.verifiable import math_pairs_rows
 from domain.runs.reward import makes_own_prompts
 from domain.runs.run import Run
-from domain.runs.settings import DEFAULT_REVISION, saved_revision
+from domain.runs.run_settings import DEFAULT_REVISION, VALIDATION_SAMPLE, RunSettings, saved_revision
 from jobs.config import JobsConfig
 from jobs.public_datasets import PublicSetUnreachable, gsm8k_public_rows
 from jobs.run_storage import server_storage
-from trainer.spec import ModelRef, RewardSpec, Row, RunSpec, StartAdapter, Storage
+from trainer.spec import FullRun, ModelRef, RewardSpec, Row, RunSpec, StartAdapter, Storage
 from verity.config import Settings
 from verity.storage import open_storage as open_file_storage
 from verity.storage import read_rows
@@ -42,11 +43,7 @@ def launched_at(verity: Verity, run_id: UUID) -> float:
 
 def deadline_of(verity: Verity, run: Run, config: JobsConfig) -> float:
     """Launch + the Time limit; a trial's limit is its Minutes, or the Time limit when that is lower."""
-    training = run.settings["training"]
-    seconds = float(training["time_limit_hours"]) * 3600
-    if run.is_trial:
-        seconds = min(seconds, float(training["trial_minutes"]) * 60)
-    return launched_at(verity, run.id) + seconds * config.time_limit_scale
+    return launched_at(verity, run.id) + run.settings.time_limit_seconds * config.time_limit_scale
 
 
 def storage_of(settings: Settings) -> Storage:
@@ -64,19 +61,18 @@ def build_run_spec(
 ) -> RunSpec:
     """The spec the trainer reads; raises SpecUnbuildable with the failure's words. `storage`: where the run's
     files go (its organization's storage; the server's default when None). It names a place, never a secret."""
-    body = run.settings
-    training = body["training"]
-    rl, advanced = training["rl"], training["advanced"]
-    reward = dict(rl["reward"])
-    if body.get("dataset_version") and not makes_own_prompts(reward):  # Math Pairs ignores the version (001)
+    chosen = run.settings
+    reward = dict(chosen.reward or {})
+    if chosen.dataset_version and not makes_own_prompts(reward):  # Math Pairs ignores the version (001)
         train_rows, validation_rows = dataset_rows(verity, run, settings)
     elif reward.get("preset") == "verifiable" and reward.get("metric") == "gsm8k":
-        train_rows, validation_rows = public_gsm8k_rows(advanced["seed"])
+        train_rows, validation_rows = public_gsm8k_rows(chosen.seed)
     else:
         count = int(reward.get("synthetic_prompts") or SYNTHETIC_PROMPTS_DEFAULT)
         # a fixed validation sample of up to 128 prompts (000), and never more than the task's own prompts
-        train_rows, validation_rows = math_pairs_rows(advanced["seed"], count, validation_count=min(count, 128))
-    backend = advanced["generation_backend"]
+        train_rows, validation_rows = math_pairs_rows(
+            chosen.seed, count, validation_count=min(count, VALIDATION_SAMPLE)
+        )
     return RunSpec(
         run_id=str(run.id),
         model=ModelRef(path_or_id=run.model, revision=run_revision(verity, run)),
@@ -86,30 +82,45 @@ def build_run_spec(
         storage=storage or storage_of(settings),
         deadline=deadline_of(verity, run, config),
         start_adapter=_start_adapter(verity, run),
-        rounds=int(rl["rounds"]),
-        prompts_per_round=int(rl["prompts_per_round"]),
-        answers_per_prompt=int(rl["answers_per_prompt"]),
-        max_answer_tokens=int(rl["max_answer_tokens"]),
-        learning_rate=float(advanced["learning_rate"]),
-        training_window=int(advanced["training_window"]),
-        micro_batch_size=int(advanced["micro_batch_size"]),
-        lora_rank=int(advanced["lora_rank"]),
-        lora_alpha=int(advanced["lora_alpha"]),
-        loss_type=advanced["loss_type"],
-        generation_backend=None if backend == "auto" else backend,
-        vllm_gpu_memory=float(advanced["vllm_gpu_memory"]),
-        quantization=advanced["quantization"],
-        trial=run.is_trial,
-        seed=int(advanced["seed"]),
-        price_per_hour=price_per_hour,
-        full_time_limit_hours=float(training["time_limit_hours"]) if run.is_trial else None,
+        **training_spec(chosen, price_per_hour),
     )
+
+
+def training_spec(chosen: RunSettings, price_per_hour: float | None = None) -> dict[str, Any]:
+    """What the trainer trains with, as RunSpec's settings: the run's, with the trial's rule applied here (one round
+    of at most 8 prompts, validated on at most 8), so the trainer never applies it, and a trial's full run for its
+    report (`price_per_hour`: the GPU's, for the trial's cost)."""
+    full_run = FullRun(
+        rounds=chosen.rounds,
+        prompts_per_round=chosen.prompts_per_round,
+        validation_sample_size=VALIDATION_SAMPLE,
+        time_limit_hours=chosen.time_limit_hours,
+        price_per_hour=price_per_hour,
+    )
+    return {
+        "rounds": chosen.effective_rounds,
+        "prompts_per_round": chosen.effective_prompts_per_round,
+        "validation_sample_size": chosen.effective_validation_prompts,
+        "answers_per_prompt": chosen.answers_per_prompt,
+        "max_answer_tokens": chosen.max_answer_tokens,
+        "learning_rate": chosen.learning_rate,
+        "training_window": chosen.training_window,
+        "micro_batch_size": chosen.micro_batch_size,
+        "lora_rank": chosen.lora_rank,
+        "lora_alpha": chosen.lora_alpha,
+        "loss_type": chosen.loss_type,
+        "generation_backend": None if chosen.generation_backend == "auto" else chosen.generation_backend,
+        "vllm_gpu_memory": chosen.vllm_gpu_memory,
+        "quantization": chosen.quantization,
+        "seed": chosen.seed,
+        "full_run": full_run if chosen.is_trial else None,
+    }
 
 
 def dataset_rows(verity: Verity, run: Run, settings: Settings) -> tuple[list[dict], list[dict]]:
     """The version's training and validation rows as stored ({"prompt", "reference"}); test rows are never read."""
     try:
-        version = verity.get_dataset_version(run.org_id, UUID(str(run.settings["dataset_version"])))
+        version = verity.get_dataset_version(run.org_id, UUID(str(run.settings.dataset_version)))
     except (ValueError, NotFound):
         raise SpecUnbuildable("The run's dataset version no longer exists in this organization.") from None
     if version.has_images:
@@ -179,7 +190,7 @@ def _custom_metric(verity: Verity, org_id: UUID, version_id: str) -> CustomMetri
 
 def _start_adapter(verity: Verity, run: Run) -> StartAdapter | None:
     """The source run's adapter with the checksum and size saved with it; the trainer checks both."""
-    start_run = run.settings["training"]["rl"].get("start_run")
+    start_run = run.settings.start_run
     if not start_run:
         return None
     try:

@@ -1,9 +1,11 @@
-"""The trainer as a child process, watched by the worker thread that started it.
+"""Every child process of the jobs (a run's trainer, an evaluation, a merge), watched by the worker thread that
+started it, with one supervisor.
 
-A Dramatiq time limit can't interrupt a GPU call, so the trainer runs in its own process group: the supervisor
-reads its progress lines from stdout (each becomes a domain command), forwards stderr to the worker's log, beats
-the run's heartbeat, reads the run every second to see a cancel, and kills the whole group on a cancel or when the
-watchdog's time comes (the Time limit plus a grace), whatever the trainer is doing.
+A Dramatiq time limit can't interrupt a GPU call, so the child runs `python -m trainer COMMAND SPEC.json` in its
+own process group: the supervisor reads its progress lines from stdout (each goes to the job's `Records`, which
+turns it into a domain command), forwards stderr to the worker's log, beats the job's heartbeat, asks every second
+or so whether the job was cancelled, and kills the whole group on a cancel or when the watchdog's time comes (the
+job's time limit plus a grace), whatever the child is doing.
 """
 
 from __future__ import annotations
@@ -23,21 +25,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
-from uuid import UUID
+from typing import IO, Any, Protocol
 
-from domain.application import Verity
-from domain.errors import DomainError
-from domain.runs.run import CANCELLED
-from jobs.recording import ProgressRecorder
-from trainer.progress import record_from_dict
-from trainer.spec import RunSpec
+from jobs.config import JobsConfig
 
 log = logging.getLogger(__name__)
 trainer_log = logging.getLogger("jobs.trainer")
 
 PR_SET_PDEATHSIG = 1
-RECORD_ATTEMPTS = 8  # about a minute of retries
 
 
 @dataclass(frozen=True)
@@ -46,7 +41,7 @@ class Outcome:
 
     reason: str
     returncode: int | None
-    finished: bool  # the trainer reported its ending (completed or failed)
+    finished: bool  # the child reported its ending (completed or failed)
 
 
 @dataclass(frozen=True)
@@ -56,48 +51,80 @@ class Timing:
     terminate_grace_seconds: float
 
 
+def timing_of(config: JobsConfig) -> Timing:
+    return Timing(config.heartbeat_seconds, config.cancel_poll_seconds, config.terminate_grace_seconds)
+
+
+@dataclass(frozen=True)
+class Child:
+    """What to run: `python -m trainer <command> SPEC.json`, with `spec` written to that file, named `label` in
+    the worker's log ("run 1f2e3d4c")."""
+
+    command: str
+    spec: dict[str, Any]
+    label: str
+
+
+class Records(Protocol):
+    """Where a child's progress lines go, one JSON object each; `finished` once one said how the job ended."""
+
+    finished: bool
+
+    def record_line(self, data: dict[str, Any]) -> None: ...
+
+
 def _die_with_parent() -> None:
-    """In the child before exec: a worker that dies (even by SIGKILL) takes its trainer with it, as a GPU
-    machine that stops would, so no orphan keeps training a run the reconciler has already ended."""
+    """In the child before exec: a worker that dies (even by SIGKILL) takes its child with it, as a GPU machine
+    that stops would, so no orphan keeps training a run the reconciler has already ended."""
     with contextlib.suppress(OSError, AttributeError):  # not Linux: the group kill on cancel still applies
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def trainer_command(spec_path: Path) -> list[str]:
-    return [sys.executable, "-m", "trainer", "run", str(spec_path)]
+def trainer_command(command: str, spec_path: Path) -> list[str]:
+    return [sys.executable, "-m", "trainer", command, str(spec_path)]
+
+
+def _never() -> bool:
+    return False
 
 
 class Supervisor:
     def __init__(
         self,
-        verity: Verity,
-        spec: RunSpec,
-        recorder: ProgressRecorder,
+        child: Child,
+        records: Records,
         timing: Timing,
         kill_at: float,
-        beat: Callable[[], bool],
+        *,
+        cancelled: Callable[[], bool] = _never,
+        beat: Callable[[], bool] | None = None,
         on_child: Callable[[subprocess.Popen], None] | None = None,
         environment: Callable[[dict[str, str]], dict[str, str]] | None = None,
     ) -> None:
-        """`environment` turns the worker's environment into the trainer's (the storage's credentials go there,
-        never into the spec file)."""
-        self.verity = verity
-        self.spec = spec
-        self.run_id = UUID(spec.run_id)
-        self.recorder = recorder
+        """`kill_at`: the watchdog's time (epoch seconds). `cancelled` reads the job's state; `beat` renews its
+        claim and says False once the claim is gone (the reconciler ended the job without us). `environment`
+        turns the worker's environment into the child's (the storage's credentials go there, never into the spec
+        file)."""
+        self.child_spec = child
+        self.records = records
         self.timing = timing
         self.kill_at = kill_at
+        self.cancelled = cancelled
         self.beat = beat
         self.on_child = on_child
         self.environment = environment or dict
         self.child: subprocess.Popen | None = None
 
+    @property
+    def label(self) -> str:
+        return self.child_spec.label
+
     def run(self) -> Outcome:
-        with tempfile.TemporaryDirectory(prefix="verity-run-") as folder:
+        with tempfile.TemporaryDirectory(prefix=f"verity-{self.child_spec.command}-") as folder:
             spec_path = Path(folder) / "spec.json"
-            spec_path.write_text(json.dumps(self.spec.to_dict()))
+            spec_path.write_text(json.dumps(self.child_spec.spec))
             self.child = subprocess.Popen(
-                trainer_command(spec_path),
+                trainer_command(self.child_spec.command, spec_path),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -107,7 +134,8 @@ class Supervisor:
                 preexec_fn=_die_with_parent,
                 env={**self.environment(dict(os.environ)), "PYTHONUNBUFFERED": "1"},
             )
-            log.info("run %s: trainer started as pid %s", self.run_id, self.child.pid)
+            command = self.child_spec.command
+            log.info("%s: `python -m trainer %s` started as pid %s", self.label, command, self.child.pid)
             if self.on_child:
                 self.on_child(self.child)
             try:
@@ -119,7 +147,7 @@ class Supervisor:
         lines: queue.Queue[str | None] = queue.Queue()
         readers = [
             threading.Thread(target=_read_lines, args=(child.stdout, lines.put), daemon=True),
-            threading.Thread(target=_forward_stderr, args=(child.stderr, self.spec.run_id), daemon=True),
+            threading.Thread(target=_forward_stderr, args=(child.stderr, self.label), daemon=True),
         ]
         for reader in readers:
             reader.start()
@@ -127,23 +155,23 @@ class Supervisor:
         stdout_open = True
         while True:
             now = time.monotonic()
-            if now >= next_beat:
+            if self.beat is not None and now >= next_beat:
                 next_beat = now + self.timing.heartbeat_seconds
-                if self._lost():  # the reconciler took the run away: it was ended without us
-                    log.warning("run %s: the heartbeat row is gone; stopping the trainer", self.run_id)
+                if self._lost():  # the reconciler took the job away: it was ended without us
+                    log.warning("%s: the heartbeat row is gone; stopping the child", self.label)
                     self._kill(child)
-                    return Outcome("lost", child.poll(), self.recorder.finished)
+                    return Outcome("lost", child.poll(), self.records.finished)
             if now >= next_poll:
                 next_poll = now + self.timing.cancel_poll_seconds
                 if self._cancelled():
-                    log.info("run %s was cancelled: stopping the trainer", self.run_id)
+                    log.info("%s was cancelled: stopping the child", self.label)
                     self._kill(child)
-                    return Outcome("cancelled", child.poll(), self.recorder.finished)
+                    return Outcome("cancelled", child.poll(), self.records.finished)
             if time.time() >= self.kill_at:
-                log.warning("run %s: past its time limit and grace; the watchdog stops the trainer", self.run_id)
+                log.warning("%s: past its time limit and grace; the watchdog stops the child", self.label)
                 self._kill(child)
                 self._drain(lines)
-                return Outcome("watchdog", child.poll(), self.recorder.finished)
+                return Outcome("watchdog", child.poll(), self.records.finished)
             if stdout_open:
                 try:
                     line = lines.get(timeout=0.2)
@@ -158,26 +186,27 @@ class Supervisor:
                     returncode = child.wait(timeout=0.2)
                 except subprocess.TimeoutExpired:
                     continue
-                reason = "finished" if self.recorder.finished else "died"
-                return Outcome(reason, returncode, self.recorder.finished)
+                reason = "finished" if self.records.finished else "died"
+                return Outcome(reason, returncode, self.records.finished)
 
     def _lost(self) -> bool:
-        """Whether the claim is gone. A database that can't be reached now loses nothing: training goes on."""
+        """Whether the claim is gone. A database that can't be reached now loses nothing: the work goes on."""
+        assert self.beat is not None
         try:
             return not self.beat()
         except Exception:
-            log.exception("run %s: could not beat the heartbeat", self.run_id)
+            log.exception("%s: could not beat the heartbeat", self.label)
             return False
 
     def _cancelled(self) -> bool:
         try:
-            return self.verity.get_run(None, self.run_id).state == CANCELLED
+            return self.cancelled()
         except Exception:
-            log.exception("run %s: could not read the run to see a cancel", self.run_id)
+            log.exception("%s: could not read the job to see a cancel", self.label)
             return False
 
     def _drain(self, lines: queue.Queue[str | None]) -> None:
-        """Records lines the trainer wrote before it was killed (e.g. an adapter saved just in time)."""
+        """Records lines the child wrote before it was killed (e.g. an adapter saved just in time)."""
         while True:
             try:
                 line = lines.get(timeout=0.5)
@@ -188,26 +217,19 @@ class Supervisor:
             self._record_line(line)
 
     def _record_line(self, line: str) -> None:
+        """One progress line to the job's records; a database hiccup is the records' to retry (jobs/retrying.py),
+        and what they give up on stops the child (the caller says how the job ended)."""
         text = line.strip()
         if not text:
             return
         try:
-            record = record_from_dict(json.loads(text))
-        except (ValueError, KeyError, TypeError):
-            trainer_log.warning("run %s: not a progress record: %s", self.spec.run_id, text[:300])
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict) or "type" not in data:
+            trainer_log.warning("%s: not a progress record: %s", self.label, text[:300])
             return
-        # A database hiccup must not lose a record: try again for a while before giving up on the run.
-        for attempt in range(RECORD_ATTEMPTS):
-            try:
-                self.recorder.record(record)
-                return
-            except DomainError:
-                raise
-            except Exception:
-                if attempt == RECORD_ATTEMPTS - 1:
-                    raise
-                log.exception("run %s: could not record %s; trying again", self.run_id, record.type)
-                time.sleep(min(2.0 * (attempt + 1), 10.0))
+        self.records.record_line(data)
 
     def _kill(self, child: subprocess.Popen) -> None:
         """SIGTERM to the whole group, then SIGKILL after the grace."""
@@ -233,15 +255,15 @@ def _read_lines(stream: IO[str] | None, put: Callable[[str | None], None]) -> No
     put(None)
 
 
-def _forward_stderr(stream: IO[str] | None, run_id: str) -> None:
+def _forward_stderr(stream: IO[str] | None, label: str) -> None:
     if stream is None:
         return
     for line in stream:
-        trainer_log.info("[run %s] %s", run_id[:8], line.rstrip())
+        trainer_log.info("[%s] %s", label, line.rstrip())
 
 
 def describe_exit(returncode: int | None) -> str:
-    """Why a trainer process ended, in words: a signal's name, or its exit code."""
+    """Why a child process ended, in words: a signal's name, or its exit code."""
     if returncode is None:
         return "it stopped answering"
     if returncode < 0:

@@ -2,6 +2,8 @@
 
 It declares its GPU and price per hour (VERITY_WORKER_GPU, VERITY_WORKER_PRICE_PER_HOUR) in the ledger, trains one
 run at a time, serves cancels and reconciles on the control queue, and reconciles by itself every few seconds.
+It follows the event log too (jobs/dispatcher.py): the steps of loops and experiments it records go on where no
+console is up, and the dispatchers of all processes take turns, so each message goes once.
 SIGTERM or SIGINT stops it after the message in hand (a run in training is stopped by its supervisor).
 """
 
@@ -15,9 +17,9 @@ from jobs.actors import declare_actors
 from jobs.broker import build_broker, provider_queue
 from jobs.config import DEFAULT_PROVIDER, JobsConfig
 from jobs.context import JobContext
-from jobs.evaluations import declare_evaluation_actors
+from jobs.dispatch_log import DispatchLog
+from jobs.dispatcher import Dispatcher
 from jobs.ledger import Ledger
-from jobs.merge import declare_merge_actor
 from jobs.reconciler import PeriodicReconciler, reconcile
 from jobs.service import start_workers
 from verity.config import Settings
@@ -32,9 +34,8 @@ def run_worker(settings: Settings, queues: list[str] | None) -> None:
     queues = [provider_queue(q) for q in (queues or [DEFAULT_PROVIDER])]
     broker = build_broker(settings)
     ctx = JobContext(settings, build_application(settings), Ledger(settings), config)
-    declare_actors(broker, ctx)
-    declare_evaluation_actors(broker, ctx)  # evaluations and loop steps go on the local provider's queue
-    declare_merge_actor(broker, ctx)  # Merge model needs a worker machine's memory, like a run
+    jobs = declare_actors(broker, ctx)
+    dispatcher = Dispatcher(ctx.verity, jobs, DispatchLog(settings))
     ctx.ledger.worker_started(ctx.worker_id, queues, config.worker_gpu, config.worker_price_per_hour)
     log.info("worker %s serves %s on %s at %s/hour", ctx.worker_id, ", ".join(queues), config.worker_gpu,
              config.worker_price_per_hour)
@@ -43,6 +44,7 @@ def run_worker(settings: Settings, queues: list[str] | None) -> None:
     except Exception:
         log.exception("the start-up reconcile failed; the periodic one will try again")
     workers = start_workers(broker, queues)
+    dispatcher.start()
     reconciler = PeriodicReconciler(ctx, None, config.reconcile_every_seconds)
     reconciler.start()
 
@@ -56,6 +58,7 @@ def run_worker(settings: Settings, queues: list[str] | None) -> None:
             log.exception("could not record the worker's heartbeat")
     log.info("worker %s stopping", ctx.worker_id)
     reconciler.stop()
+    dispatcher.stop()
     for worker in workers:
         worker.stop()
     ctx.ledger.worker_stopped(ctx.worker_id)

@@ -10,12 +10,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from projections.tables import PostgresTables, SqliteTables, open_tables
+from projections.tables import PostgresTables, SqliteTables, SqlTx, open_tables
 
 MIGRATIONS_DIR = Path(__file__).parent
-CREATE_LEDGER = (
+CREATE_MIGRATIONS_TABLE = (
     "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
 )
+MIGRATION_LOCK = 0x76657269  # PostgreSQL's advisory lock of whoever applies migrations ("veri")
 
 
 def migration_files(dialect: str) -> list[Path]:
@@ -29,13 +30,18 @@ def migration_files(dialect: str) -> list[Path]:
 
 def apply_to(tables: SqliteTables | PostgresTables) -> list[str]:
     """Applies the migrations not applied yet; returns their names."""
-    tables.execute_script(CREATE_LEDGER + ";")
+    with tables.transaction() as tx:
+        _serialise(tables, tx)
+        tx.cursor.execute(CREATE_MIGRATIONS_TABLE)
     applied = {row["name"] for row in tables.select("schema_migrations", {})}
     done = []
     for path in migration_files(tables.dialect):
         if path.name in applied:
             continue
         with tables.transaction() as tx:
+            _serialise(tables, tx)
+            if tx.select("schema_migrations", {"name": path.name}):
+                continue  # another process applied it while this one waited
             for statement in _statements(path.read_text()):
                 tx.cursor.execute(statement)
             tx.cursor.execute(
@@ -45,6 +51,14 @@ def apply_to(tables: SqliteTables | PostgresTables) -> list[str]:
             )
         done.append(path.name)
     return done
+
+
+def _serialise(tables: SqliteTables | PostgresTables, tx: SqlTx) -> None:
+    """Every process that needs the schema applies it (the web process, `verity migrate`, the jobs' ledger in each
+    worker), so several may start at once on a new database: they take their turns. SQLite's BEGIN IMMEDIATE
+    already does; PostgreSQL takes a lock held until the transaction ends."""
+    if tables.dialect == "postgres":
+        tx.cursor.execute(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
 
 
 def _statements(sql: str) -> list[str]:

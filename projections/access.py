@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from uuid import UUID
 
+from projections.base import Event, Projection
 from projections.tables import Row, Tx
-from projections.views import Event, Projection
 
 
 @dataclass(frozen=True)

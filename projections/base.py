@@ -1,12 +1,18 @@
-"""What every projection is: a named set of handlers, one per event type, applied inside the page's transaction."""
+"""What every projection is: a named set of handlers, one per event type, applied inside the page's transaction.
+
+Written once against `Tx` (memory or SQL); each projection's position in the log is saved in the same transaction
+as its rows (projections/store.py), and projections/registry.py lists them in the order they apply.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from domain.runs.run_settings import RunSettings
 from projections.tables import Tx
 
 
@@ -37,3 +43,19 @@ class Projection:
         handler = self.handlers.get(event.type)
         if handler is not None:
             handler(tx, event)
+
+
+def jsonable(value: Any) -> Any:
+    """Event data as JSON takes it: UUIDs and datetimes as strings, tuples as lists, a run's settings as the API
+    body, at any depth."""
+    if isinstance(value, RunSettings):
+        return jsonable(value.to_api())
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, UUID):
+        return str(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value

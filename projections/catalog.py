@@ -1,8 +1,8 @@
 """The projections of an organization's catalog: datasets with their versions, custom metrics with theirs.
 
-They follow the same rules as projections/views.py (written once against `Tx`, named, positioned in the page's
-transaction). `CatalogDirectory` files each catalog aggregate under its organization in the shared directory,
-so the event feed carries these events too.
+They follow the same rules as every projection (projections/base.py: written once against `Tx`, named,
+positioned in the page's transaction). `CatalogDirectory` files each catalog aggregate under its organization in
+the shared directory, so the event feed carries these events too.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The projections of evaluations and training loops, and their reads (same rules as projections/views.py).
+"""The projections of evaluations and training loops, and their reads (same rules as projections/base.py).
 
 Each evaluation and loop is filed under its organization in the shared directory, so the event feed carries them.
 """

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 from uuid import UUID
 
 from domain.runs.objectives import OBJECTIVE_NAMES
+from domain.runs.run_settings import RunSettings
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,7 @@ class RunDetail:
     kind: str
     state: str
     status_line: str
-    settings: dict[str, Any]  # the API body (RunDraft.to_api()) with every default filled
+    settings: dict[str, Any]  # the API body (RunSettings.to_api()) with every default filled: what the API answers
     reward_label: str
     start_run: UUID | None
     rounds_total: int
@@ -96,6 +98,11 @@ class RunDetail:
     # Cancelled, or Adapter ready after an early stop) and for a draft. The page polls exactly while live.
     live: bool = False
     start_run_name: str = ""  # the name of the run whose adapter this one continues ("" when it has none)
+
+    @cached_property
+    def run_settings(self) -> RunSettings:
+        """The settings, typed: what the console reads of them."""
+        return RunSettings.from_saved(self.settings)
 
     @property
     def can_retry(self) -> bool:

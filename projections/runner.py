@@ -13,8 +13,8 @@ from typing import Any
 from eventsourcing.persistence import Notification
 
 from domain.application import Verity
+from projections.base import Event
 from projections.store import ReadModels
-from projections.views import Event
 
 PAGE_SIZE = 1000  # Verity.log_section_size must be at least this
 POLL_SECONDS = 0.1

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from projections.base import Event, Projection
 from projections.tables import Tx
-from projections.views import Event, Projection
 
 
 class Steps(Projection):

@@ -1,4 +1,5 @@
-"""Where read-model rows live: plain dicts in memory (unit tests) or SQL tables (SQLite or PostgreSQL).
+"""Where read-model rows live: SQL tables (SQLite or PostgreSQL), or plain dicts in memory for unit tests
+(projections/memory_tables.py).
 
 The projections and the queries are written once against `Tables`; a transaction applies a page of events and
 the positions it reached together, or nothing.
@@ -69,65 +70,9 @@ class Tables(Protocol):
     def clear(self) -> None: ...
 
 
-def _key(table: str, row: Row) -> tuple[Any, ...]:
+def row_key(table: str, row: Row) -> tuple[Any, ...]:
+    """The values of the table's key columns in `row`."""
     return tuple(row[column] for column in TABLE_KEYS[table])
-
-
-class MemoryTables:
-    """Rows in dicts, one lock for all: the fast double of the SQL tables for unit tests."""
-
-    def __init__(self) -> None:
-        self._rows: dict[str, dict[tuple[Any, ...], Row]] = {name: {} for name in TABLE_KEYS}
-        self._lock = threading.RLock()
-
-    @contextmanager
-    def transaction(self) -> Iterator[MemoryTables]:
-        with self._lock:
-            yield self
-
-    def get(self, table: str, key: Row) -> Row | None:
-        row = self._rows[table].get(_key(table, key))
-        return dict(row) if row is not None else None
-
-    def upsert(self, table: str, row: Row) -> None:
-        existing = self._rows[table].get(_key(table, row), {})
-        self._rows[table][_key(table, row)] = {**existing, **row}
-
-    def update(self, table: str, key: Row, values: Row) -> None:
-        row = self._rows[table].get(_key(table, key))
-        if row is not None:
-            row.update(values)
-
-    def upsert_many(self, table: str, rows: list[Row]) -> None:
-        for row in rows:
-            self.upsert(table, row)
-
-    def lock(self) -> None:
-        """The transaction already holds the one lock."""
-
-    def select(
-        self,
-        table: str,
-        where: Row,
-        order: Order = (),
-        after: tuple[str, Any] | None = None,
-        limit: int | None = None,
-    ) -> list[Row]:
-        with self._lock:
-            rows = [
-                dict(row)
-                for row in self._rows[table].values()
-                if all(row.get(column) == value for column, value in where.items())
-                and (after is None or row[after[0]] > after[1])
-            ]
-        for column, descending in reversed(order):
-            rows.sort(key=lambda row, c=column: row[c], reverse=descending)
-        return rows[:limit] if limit is not None else rows
-
-    def clear(self) -> None:
-        with self._lock:
-            for rows in self._rows.values():
-                rows.clear()
 
 
 class SqlTx:
@@ -205,47 +150,6 @@ class SqlTx:
         return [_as_dict(self.cursor, row) for row in self.cursor.fetchall()]
 
 
-class PageBuffer:
-    """A page's changes held in memory and written once per row at the end (`flush`), in its transaction.
-
-    A page of round events touches the same run rows a thousand times; reading and writing them once makes
-    catch-up a matter of a few statements per page instead of several per event.
-    """
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self._rows: dict[tuple[str, tuple[Any, ...]], Row | None] = {}
-        self._dirty: dict[tuple[str, tuple[Any, ...]], None] = {}  # insertion-ordered set
-
-    def get(self, table: str, key: Row) -> Row | None:
-        slot = (table, _key(table, key))
-        if slot not in self._rows:
-            self._rows[slot] = self.inner.get(table, key)
-        row = self._rows[slot]
-        return dict(row) if row is not None else None
-
-    def upsert(self, table: str, row: Row) -> None:
-        slot = (table, _key(table, row))
-        self._rows[slot] = {**(self._rows.get(slot) or {}), **row}
-        self._dirty[slot] = None
-
-    def update(self, table: str, key: Row, values: Row) -> None:
-        row = self.get(table, key)
-        if row is not None:
-            self._rows[(table, _key(table, key))] = {**row, **values}
-            self._dirty[(table, _key(table, key))] = None
-
-    def flush(self) -> None:
-        groups: dict[tuple[str, tuple[str, ...]], list[Row]] = {}
-        for slot in self._dirty:
-            row = self._rows[slot]
-            if row is not None:
-                groups.setdefault((slot[0], tuple(row)), []).append(row)
-        for (table, _), rows in groups.items():
-            self.inner.upsert_many(table, rows)
-        self._dirty.clear()
-
-
 def _as_dict(cursor: Any, row: Any) -> Row:
     if isinstance(row, dict):
         return dict(row)
@@ -297,13 +201,6 @@ class SqliteTables:
         finally:
             connection.close()
 
-    def execute_script(self, sql: str) -> None:
-        connection = self.connect()
-        try:
-            connection.executescript(sql)
-        finally:
-            connection.close()
-
     def clear(self) -> None:
         with self.transaction() as tx:
             for table in TABLE_KEYS:
@@ -336,10 +233,6 @@ class PostgresTables:
     ) -> list[Row]:
         with self.pool.connection() as connection, connection.cursor() as cursor:
             return SqlTx(cursor, self.mark).select(table, where, order, after, limit)
-
-    def execute_script(self, sql: str) -> None:
-        with self.pool.connection() as connection:
-            connection.execute(sql)
 
     def clear(self) -> None:
         with self.transaction() as tx:

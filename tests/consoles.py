@@ -7,6 +7,8 @@ on sys.path):
   (`watch_problems`);
 - a console over the test client, its owner signed in with a session (`client_console`), and a run trained to
   its adapter as the jobs record it (`record_trained`);
+- the jobs' dispatcher over a console's event log, sending to a test's callables instead of a broker
+  (`jobs_following_the_log`);
 - the console's refusals word for word, as the role tests read them.
 """
 
@@ -19,8 +21,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -32,8 +34,11 @@ from litestar.testing import TestClient
 
 from app.auth.testing import sign_in_as
 from app.factory import create_app
+from app.shell.jobs import JOBS
 from domain.application import Verity
 from domain.runs.progress import RoundResult
+from jobs.dispatch_log import DispatchLog
+from jobs.dispatcher import Dispatcher
 from projections.runner import ProjectionRunner
 from projections.store import ReadModels
 from verity.config import Settings
@@ -220,16 +225,82 @@ def client_console(
     **more: Any,
 ) -> Iterator[ClientConsoleT]:
     """The console over `settings`' store, with its Default organization and project, the owner of Default signed
-    in with a session; a `kind` of ClientConsole (`more`: its own further fields)."""
+    in with a session; a `kind` of ClientConsole (`more`: its own further fields). With a `launcher`, jobs follow
+    the event log and send each launch to it."""
     verity = build_application(settings)
     read_models = build_read_models(settings)
     org_id, project_id = ensure_default_organization(settings, verity, read_models)
     runner = ProjectionRunner(verity, read_models)
     runner.run_once()
-    app = create_app(verity, read_models, runner=runner, launcher=launcher, debug=True)
-    with TestClient(app) as client:
+    app = create_app(verity, read_models, runner=runner, debug=True)
+    with ExitStack() as stack:
+        if launcher is not None:
+            app.state[JOBS] = stack.enter_context(jobs_following_the_log(settings, verity, launch=launcher))
+        client = stack.enter_context(TestClient(app))
         sign_in_as(client, verity, read_models, org_id)
         yield kind(client, verity, read_models, org_id, project_id, **more)
+
+
+# --- the jobs, following the event log without a broker --------------------------------------------------------------
+Send = Callable[[UUID], object]
+
+
+class SentTo:
+    """The dispatcher's outbox in a test: each message's id goes to the test's callable of its kind (a list's
+    `append`), and nowhere when the test gave none."""
+
+    def __init__(self, sends: Mapping[str, Send]) -> None:
+        self.sends = dict(sends)
+
+    def _send(self, kind: str, target: UUID) -> None:
+        send = self.sends.get(kind)
+        if send is not None:
+            send(target)
+
+    def send_launch(self, run_id: UUID) -> None:
+        self._send("launch", run_id)
+
+    def send_merge(self, run_id: UUID) -> None:
+        self._send("merge", run_id)
+
+    def send_evaluation(self, evaluation_id: UUID) -> None:
+        self._send("evaluation", evaluation_id)
+
+    def send_loop_step(self, loop_id: UUID) -> None:
+        self._send("loop", loop_id)
+
+    def send_experiment_step(self, experiment_id: UUID) -> None:
+        self._send("experiment", experiment_id)
+
+
+class FollowingJobs:
+    """What the console sees of them (app/shell/jobs.py's ConsoleJobs): how far they have sent."""
+
+    embedded = False
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        self.dispatcher = dispatcher
+
+    def launch_problem(self, settings: Mapping[str, Any]) -> str | None:
+        return None
+
+    def wait_sent(self, position: int, timeout: float = 5.0) -> bool:
+        return self.dispatcher.wait_sent(position, timeout)
+
+    def stop(self) -> None:
+        self.dispatcher.stop()
+
+
+@contextmanager
+def jobs_following_the_log(settings: Settings, verity: Verity, **sends: Send) -> Iterator[FollowingJobs]:
+    """The jobs' dispatcher (jobs/dispatcher.py) over `verity`'s event log, from where it last got to in the read
+    models' database of `settings`; `sends`: launch, merge, evaluation, loop, experiment."""
+    dispatcher = Dispatcher(verity, SentTo(sends), DispatchLog(settings))
+    dispatcher.start()
+    try:
+        yield FollowingJobs(dispatcher)
+    finally:
+        dispatcher.stop()
 
 
 def record_trained(verity: Verity, run_id: UUID) -> None:

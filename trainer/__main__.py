@@ -1,7 +1,7 @@
 """The trainer's command line.
 
-`python -m trainer run SPEC.json`, `python -m trainer evaluate SPEC.json` and
-`python -m trainer tiny-model build --out DIR --seed N`.
+`python -m trainer run SPEC.json`, `python -m trainer evaluate SPEC.json`, `python -m trainer merge SPEC.json`
+and `python -m trainer tiny-model build --out DIR --seed N`.
 
 stdout carries progress records only (one JSON line each); logs go to stderr.
 """
@@ -22,6 +22,8 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument("spec", help="path of the run spec (JSON)")
     evaluate_parser = commands.add_parser("evaluate", help="score a model on test examples (an evaluation spec)")
     evaluate_parser.add_argument("spec", help="path of the evaluation spec (JSON)")
+    merge_parser = commands.add_parser("merge", help="merge a run's adapter into its base model (a merge spec)")
+    merge_parser.add_argument("spec", help="path of the merge spec (JSON)")
     tiny = commands.add_parser("tiny-model", help="the project's own tiny model")
     tiny_commands = tiny.add_subparsers(dest="tiny_command", required=True)
     build = tiny_commands.add_parser("build", help="build and warm-start the tiny model, with no download")
@@ -41,6 +43,11 @@ def main(argv: list[str] | None = None) -> int:
         from trainer.evaluate import evaluate_from_file
 
         return evaluate_from_file(args.spec)
+
+    if args.command == "merge":
+        from trainer.merge import merge_from_file
+
+        return merge_from_file(args.spec)
 
     with open(args.spec) as handle:  # the spec's objective picks the loop: RL (the default), SFT, DPO or Head
         objective = json.load(handle).get("objective", "rl")

@@ -6,8 +6,8 @@ evaluation's main metric scores every answer (domain/rewards, or the custom metr
 failures when it had some) or `failed`; the per-example results also go to storage at
 evaluations/<id>/results.jsonl. A custom metric that fails on an answer fails that answer's whole batch
 (domain/rewards/batch_failures.py); one that fails on every answer fails the evaluation, which then has no score.
-Model loading and sampling are the run's own (trainer/model_loading.py, trainer/loop.py's backend), so an
-evaluation answers as a run's validation does.
+Model loading, sampling and the prompts' tokens are the run's own (trainer/model_loading.py, trainer/backends.py,
+trainer/tokenizing.py), so an evaluation answers as a run's validation does.
 """
 
 from __future__ import annotations
@@ -25,10 +25,18 @@ from domain.rewards.breakdown import breakdown
 from domain.rewards.config import NOT_A_REWARD
 from domain.rewards.types import AnswerScore, Grader
 from trainer.spec import ModelRef, RewardSpec, Row, RunSpec, StartAdapter, Storage
+from trainer.tokenizing import answer_text, prompt_ids
 
 log = logging.getLogger(__name__)
 
 PROMPT_CHARACTERS, TEXT_CHARACTERS = 1000, 600  # as the run page's samples shorten them
+# How an evaluation, which trains nothing, loads the model and samples: its answers are greedy and one to a prompt;
+# a new adapter (on the base model alone) is empty, so its size changes no answer; vLLM takes half the GPU.
+EVALUATION_LOADING: dict[str, Any] = {
+    "rounds": 0, "prompts_per_round": 1, "validation_sample_size": 0, "answers_per_prompt": 2,
+    "learning_rate": 0.0, "micro_batch_size": 1, "lora_rank": 16, "lora_alpha": 32, "loss_type": "grpo",
+    "vllm_gpu_memory": 0.5, "quantization": "none",
+}
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,7 @@ class EvaluationSpec:
             validation_rows=self.rows, storage=self.storage, deadline=float("inf"), start_adapter=self.adapter,
             max_answer_tokens=self.max_answer_tokens, training_window=10**9,
             generation_backend=self.generation_backend, seed=self.seed,  # type: ignore[arg-type]
+            **EVALUATION_LOADING,
         )
 
 
@@ -108,7 +117,7 @@ def evaluate(spec: EvaluationSpec, emit: Emit) -> bool:
 def _evaluate(spec: EvaluationSpec) -> Outcome:
     import torch
 
-    from trainer.loop import make_backend
+    from trainer.backends import make_backend
     from trainer.model_loading import load_policy, load_tokenizer
 
     metric = str(spec.reward.config.get("metric", ""))
@@ -125,9 +134,9 @@ def _evaluate(spec: EvaluationSpec) -> Outcome:
     tokenizer = load_tokenizer(run_spec)
     policy = load_policy(run_spec, tokenizer)  # a new adapter starts at zero, so it answers as the base model
     backend = make_backend(run_spec, policy)
-    prompts = [_prompt_ids(tokenizer, row.prompt) for row in spec.rows]
+    prompts = [prompt_ids(tokenizer, row.prompt) for row in spec.rows]
     answers = [group[0] for group in backend.sample(prompts, 1, spec.max_answer_tokens, True, lambda: False)]
-    texts = [tokenizer.decode(answer.token_ids, skip_special_tokens=True) for answer in answers]
+    texts = [answer_text(tokenizer, answer.token_ids) for answer in answers]
     cut_off = [answer.cut_off for answer in answers]
     try:
         scores, failures = score_all(grader, texts, [row.reference for row in spec.rows], cut_off)
@@ -190,11 +199,6 @@ def _grader(reward: RewardSpec) -> Grader:
         return build_reward(reward)
     except ValueError as problem:
         raise EvaluationFailed(str(problem)) from None
-
-
-def _prompt_ids(tokenizer, messages: list[dict]) -> list[int]:
-    ids = tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
-    return list(ids if isinstance(ids, list) else ids["input_ids"])
 
 
 def _last_user_message(messages: list[dict]) -> str:

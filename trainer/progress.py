@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any, ClassVar, Literal
 
@@ -167,6 +168,7 @@ class TrialReport:
 
 
 ProgressRecord = Prepared | RoundScored | StepLogged | Stopped | AdapterSaved | Completed | Failed | TrialReport
+Emit = Callable[[ProgressRecord], None]  # where a run's records go: stdout's JSON lines, or a test's list
 RECORD_TYPES: dict[str, type] = {
     cls.type: cls
     for cls in (Prepared, RoundScored, StepLogged, Stopped, AdapterSaved, Completed, Failed, TrialReport)

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
-from trainer.spec import Row
-
-if TYPE_CHECKING:
-    from trainer.loop import ScoredRound
+from trainer.scoring import ScoredRound
+from trainer.spec import Row, RunSpec
+from trainer.storage import RunStorage
 
 
 def rollout_key(run_id: str, round_number: int) -> str:
@@ -35,3 +33,8 @@ def rollout_lines(rows: list[Row], scored: ScoredRound) -> str:
         ]
         lines.append(json.dumps({"prompt": row.prompt, "reference": row.reference, "answers": answers}))
     return "\n".join(lines) + "\n"
+
+
+def write_rollouts(spec: RunSpec, storage: RunStorage, round_number: int, scored: ScoredRound) -> None:
+    rows = [spec.train_rows[i] for i in scored.indices]
+    storage.put_bytes(rollout_key(spec.run_id, round_number), rollout_lines(rows, scored).encode())

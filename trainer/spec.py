@@ -1,16 +1,22 @@
 """The run spec: everything the trainer needs to do one RL run, as one typed, JSON-round-trippable object.
 
-jobs/ writes it (`RunSpec.to_dict()` → JSON file) and starts `python -m trainer run SPEC.json`; the trainer reads it
-with `RunSpec.from_dict`. Setting names are the domain's and the API's. Credentials never appear here: S3 keys come
-from the environment (boto3's usual chain).
+jobs/ writes it from the run's settings (jobs/specs.py: `RunSpec.to_dict()` → JSON file) and starts
+`python -m trainer run SPEC.json`; the trainer reads it with `RunSpec.from_dict`. Setting names are the domain's
+and the API's. Every setting is given: the product's defaults and bounds are the domain's
+(domain/runs/run_settings.py), and so is a trial's rule, whose result the spec carries (`rounds`,
+`prompts_per_round` and `validation_sample_size` are what this run does; a trial's `full_run` is the run it
+prepares). Credentials never appear here: S3 keys come from the environment (boto3's usual chain).
 
-Example (the smallest spec; every RL setting takes PRODUCT.md's default):
+Example (a full run of the Demo project's numbers for the tiny model):
 
     {"run_id": "r1", "model": {"path_or_id": "data/models/tiny-math"}, "storage": {"location": "data/storage"},
      "reward": {"config": {"preset": "verifiable", "metric": "math_pairs"}},
      "train_rows": [{"prompt": [{"role": "user", "content": "What is 2+3?"}], "reference": "5"}],
      "validation_rows": [{"prompt": [{"role": "user", "content": "What is 4*5?"}], "reference": "20"}],
-     "deadline": "2030-01-01T00:00:00+00:00"}
+     "deadline": "2030-01-01T00:00:00+00:00", "rounds": 40, "prompts_per_round": 16, "validation_sample_size": 128,
+     "answers_per_prompt": 8, "max_answer_tokens": 16, "learning_rate": 0.0005, "training_window": 256,
+     "micro_batch_size": 32, "lora_rank": 16, "lora_alpha": 32, "loss_type": "grpo", "generation_backend": null,
+     "vllm_gpu_memory": 0.5, "quantization": "none", "seed": 0}
 """
 
 from __future__ import annotations
@@ -80,8 +86,22 @@ class Storage:
 
 
 @dataclass(frozen=True)
+class FullRun:
+    """A trial's full run, for the trial's report: its estimate (Rounds, Prompts per round and validation sample
+    of the full run), its cost (the GPU's price) and its advice (the full run's Time limit)."""
+
+    rounds: int
+    prompts_per_round: int
+    validation_sample_size: int
+    time_limit_hours: float
+    price_per_hour: float | None  # None: the GPU has no declared price, so the report has no cost
+
+
+@dataclass(frozen=True)
 class RunSpec:
-    """One RL run. Defaults are PRODUCT.md's; `lora_rank`/`lora_alpha` apply to a new adapter only."""
+    """One RL run, as it trains: `rounds` rounds of `prompts_per_round` prompts, validated on a sample of
+    `validation_sample_size` prompts (a trial's are its own: one round of at most 8). `lora_rank`/`lora_alpha`
+    apply to a new adapter only."""
 
     run_id: str
     model: ModelRef
@@ -90,25 +110,27 @@ class RunSpec:
     validation_rows: list[Row]
     storage: Storage
     deadline: float  # seconds since the epoch; the run's Time limit
+    rounds: int
+    prompts_per_round: int
+    validation_sample_size: int
+    answers_per_prompt: int
+    max_answer_tokens: int
+    learning_rate: float
+    training_window: int
+    micro_batch_size: int
+    lora_rank: int
+    lora_alpha: int
+    loss_type: LossType
+    generation_backend: GenerationBackend | None  # None: vLLM with a GPU, Transformers otherwise
+    vllm_gpu_memory: float
+    quantization: Quantization
+    seed: int
     start_adapter: StartAdapter | None = None
-    rounds: int = 20
-    prompts_per_round: int = 64
-    answers_per_prompt: int = 8
-    max_answer_tokens: int = 512
-    learning_rate: float = 5e-6
-    training_window: int = 2048
-    micro_batch_size: int = 8
-    lora_rank: int = 16
-    lora_alpha: int = 32
-    loss_type: LossType = "grpo"
-    generation_backend: GenerationBackend | None = None  # None: vLLM with a GPU, Transformers otherwise
-    vllm_gpu_memory: float = 0.5
-    quantization: Quantization = "none"
-    trial: bool = False
-    seed: int = 0
-    price_per_hour: float | None = None  # the GPU's price, for a trial's cost estimate
-    full_time_limit_hours: float | None = None  # the full run's Time limit, for a trial's advice
-    validation_sample_size: int = 128
+    full_run: FullRun | None = None  # a trial's: the full run it prepares; None for a full run
+
+    @property
+    def trial(self) -> bool:
+        return self.full_run is not None
 
     def __post_init__(self) -> None:
         if self.loss_type not in ("grpo", "dapo", "dr_grpo"):
@@ -139,12 +161,13 @@ class RunSpec:
             values["train_rows"] = [Row(**row) for row in data["train_rows"]]
             values["validation_rows"] = [Row(**row) for row in data["validation_rows"]]
             values["start_adapter"] = StartAdapter(**data["start_adapter"]) if data.get("start_adapter") else None
+            values["full_run"] = FullRun(**data["full_run"]) if data.get("full_run") else None
             values["deadline"] = parse_deadline(data["deadline"])
+            return cls(**values)
         except KeyError as missing:
             raise SpecError(f"the spec has no {missing.args[0]}") from None
         except TypeError as error:
             raise SpecError(f"malformed spec: {error}") from None
-        return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,7 +1,8 @@
 """The spec of an SFT, DPO or Head run: the objective, the rows (messages; DPO's rejected answer), the settings.
 
 jobs/ writes it like the RL spec (`to_dict()` → JSON) with `"objective": "sft"`, `"dpo"` or `"head"`; `python -m trainer
-run SPEC.json` reads the objective and hands the file here instead of to the RL loop.
+run SPEC.json` reads the objective and hands the file here instead of to the RL loop. Every setting is given, as the
+run trains: a trial's `epochs` (one) and rows (at most 8 of each) are its own, and its `full_run` the run it prepares.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from typing import Any, Literal
 from trainer.spec import ModelRef, SpecError, StartAdapter, Storage, parse_deadline
 
 Objective = Literal["sft", "dpo", "head"]
-TRIAL_ROWS = 8  # a trial trains one epoch on at most 8 training rows and validates on at most 8
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,14 @@ class TuneRow:
 
 
 @dataclass(frozen=True)
+class FullTuning:
+    """A trial's full run, for the trial's estimate: its epochs over all of the version's training examples."""
+
+    epochs: int
+    train_examples: int
+
+
+@dataclass(frozen=True)
 class TuneSpec:
     run_id: str
     objective: Objective
@@ -34,18 +42,22 @@ class TuneSpec:
     validation_rows: list[TuneRow]
     storage: Storage
     deadline: float
+    epochs: int
+    batch_size: int
+    micro_batch_size: int
+    learning_rate: float
+    training_window: int
+    lora_rank: int
+    lora_alpha: int
+    beta: float  # DPO's; SFT and Head ignore it
+    seed: int
+    quantization: str
     start_adapter: StartAdapter | None = None
-    epochs: int = 3
-    batch_size: int = 8
-    micro_batch_size: int = 8
-    learning_rate: float = 2e-4
-    training_window: int = 2048
-    lora_rank: int = 16
-    lora_alpha: int = 32
-    beta: float = 0.1
-    trial: bool = False
-    seed: int = 0
-    quantization: str = "none"
+    full_run: FullTuning | None = None  # a trial's: the full run it prepares; None for a full run
+
+    @property
+    def trial(self) -> bool:
+        return self.full_run is not None
 
     def __post_init__(self) -> None:
         if self.objective not in ("sft", "dpo", "head"):
@@ -74,12 +86,13 @@ class TuneSpec:
             values["train_rows"] = [TuneRow(**row) for row in data["train_rows"]]
             values["validation_rows"] = [TuneRow(**row) for row in data["validation_rows"]]
             values["start_adapter"] = StartAdapter(**data["start_adapter"]) if data.get("start_adapter") else None
+            values["full_run"] = FullTuning(**data["full_run"]) if data.get("full_run") else None
             values["deadline"] = parse_deadline(data["deadline"])
+            return cls(**values)
         except KeyError as missing:
             raise SpecError(f"the spec has no {missing.args[0]}") from None
         except TypeError as error:
             raise SpecError(f"malformed spec: {error}") from None
-        return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

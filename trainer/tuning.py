@@ -36,20 +36,19 @@ from trainer.model_loading import (
 from trainer.output_head import peft_model_trains_head
 from trainer.progress import (
     Completed,
+    Emit,
     Failed,
     JsonLinesEmitter,
     PhaseSeconds,
     Prepared,
-    ProgressRecord,
     StepLogged,
     Stopped,
     TrialReport,
 )
 from trainer.storage import open_storage
-from trainer.tune_spec import TRIAL_ROWS, TuneSpec
+from trainer.tune_spec import TuneSpec
 
 log = logging.getLogger(__name__)
-Emit = Callable[[ProgressRecord], None]
 NAMES = {"sft": "SFT", "dpo": "DPO", "head": "Head"}
 TRL_LEAVES_HEAD_OUT = (
     "{name} can't continue an adapter that trains the output head (a Head run's, or one started from it): its "
@@ -96,7 +95,7 @@ def common_args(spec: TuneSpec, output_dir: str, steps_per_epoch: int) -> dict[s
     """The TrainingArguments both objectives share."""
     return {
         "output_dir": output_dir,
-        "num_train_epochs": 1 if spec.trial else spec.epochs,
+        "num_train_epochs": spec.epochs,
         "per_device_train_batch_size": spec.micro_batch_size,
         "per_device_eval_batch_size": spec.micro_batch_size,
         "gradient_accumulation_steps": spec.accumulation_steps,
@@ -137,8 +136,7 @@ def run_tuning(spec: TuneSpec, build_trainer: TrainerBuilder, emit: Emit | None 
 
 def _run(spec: TuneSpec, build_trainer: TrainerBuilder, emit: Emit) -> bool:
     started = time.monotonic()
-    train_rows = spec.train_rows[:TRIAL_ROWS] if spec.trial else spec.train_rows
-    validation_rows = spec.validation_rows[:TRIAL_ROWS] if spec.trial else spec.validation_rows[:128]
+    train_rows, validation_rows = spec.train_rows, spec.validation_rows
     tokenizer = load_tokenizer(spec)  # type: ignore[arg-type]  # it reads spec.model only
     tokenizer.padding_side = "right"
     trains = "head" if spec.objective == "head" else "linear"
@@ -165,8 +163,8 @@ def _run(spec: TuneSpec, build_trainer: TrainerBuilder, emit: Emit) -> bool:
         emit(Stopped("time_limit", last.step, last.steps, last.step, None, line))
     model = trainer.model
     emit(store_adapter(spec.run_id, open_storage(spec.storage), model, last.step))
-    if spec.trial:
-        full_steps = -(-len(spec.train_rows) // spec.batch_size) * spec.epochs
+    if spec.full_run is not None:  # a trial
+        full_steps = -(-spec.full_run.train_examples // spec.batch_size) * spec.full_run.epochs
         device = policy.device
         emit(TrialReport(
             finished=True, formatting={"prompts_checked": len(train_rows), "problems": []},

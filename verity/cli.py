@@ -43,19 +43,12 @@ def serve(host: str, port: int) -> None:
 
 
 def _start_jobs(settings: Settings, verity, read_models):
-    """The jobs beside the console: launches (and on the embedded default, the worker), Merge model, the
-    evaluations and training loops, and the launch readiness its own worker can tell (jobs/readiness.py)."""
-    from jobs.broker import is_embedded
-    from jobs.evaluations import declare_evaluation_actors
-    from jobs.merge import declare_merge_actor, fail_merges_lost_at_restart, merge_sender
+    """The jobs beside the console (jobs/service.py): the dispatcher that follows the event log and sends what the
+    console records, the reconciler, and on the embedded default the worker; the handle says what the console may
+    know of them (launch readiness, how far they have sent)."""
     from jobs.service import start
 
-    handle = start(settings, verity, read_models)
-    merge = declare_merge_actor(handle.jobs.broker, handle.ctx)
-    if is_embedded(handle.jobs.broker):  # the in-memory queue of the process before is gone
-        fail_merges_lost_at_restart(handle.ctx)
-    evaluation_jobs = declare_evaluation_actors(handle.jobs.broker, handle.ctx)
-    return handle.launch, merge_sender(merge), handle.stop, evaluation_jobs, handle.launch_problem
+    return start(settings, verity, read_models)
 
 
 @main.command()

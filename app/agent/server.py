@@ -32,6 +32,7 @@ from app.shell.errors import status_of
 from app.shell.identity import authenticate, bearer_token, provide_identity
 from domain.application import Verity
 from domain.errors import DomainError, SettingsInvalid
+from domain.runs.run_settings import FIELDS_BY_NAME, ROUND_SETTINGS, TRIAL_MAX_PROMPTS
 
 PATH = "/mcp"
 TOKEN_NEEDED = (
@@ -48,15 +49,22 @@ INSTRUCTIONS = (
 READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 FREE_READ = " Costs nothing: it reads the console."
 
+PRODUCT_DEFAULTS = ", ".join(f"{name} {FIELDS_BY_NAME[name].default_words()}" for name in ROUND_SETTINGS)
+A_TRIAL = f"one round on up to {TRIAL_MAX_PROMPTS} prompts"
 START_TRAINING = (
     "Start RL training (GRPO) of a LoRA adapter: saves the run and launches it at once, and answers its id, state "
     "and page address. The reward is always the baseline's main metric (its scoring and main metric); the run "
     "trains on the baseline's dataset version (none: the Math Pairs held-out benchmark's task). Settings left out "
-    "take the project's run defaults, else the product's (rounds 20, prompts_per_round 64, answers_per_prompt 8, "
-    "max_answer_tokens 512). Costs: a full run uses GPU time (up to its time limit) and counts as one of the plan's "
-    "training runs this month; a trial (trial=true) runs one round on up to 8 prompts, a few minutes of GPU, to "
-    "check memory, speed and the reward before a full run. Needs the Pro plan and the member or owner role."
+    f"take the project's run defaults, else the product's ({PRODUCT_DEFAULTS}). Costs: a full run uses GPU time (up "
+    "to its time limit) and counts as one of the plan's training runs this month; a trial (trial=true) runs "
+    f"{A_TRIAL}, a few minutes of GPU, to check memory, speed and the reward before a full run. Needs the Pro plan "
+    "and the member or owner role."
 )
+
+
+def _bounds(name: str) -> str:
+    """A setting as the form bounds it: "Rounds, 1 - 1,000"."""
+    return f"{FIELDS_BY_NAME[name].label}, {FIELDS_BY_NAME[name].range_words()}"
 
 
 def agent_server(tools: ConsoleTools) -> MCPServer:
@@ -74,16 +82,15 @@ def agent_server(tools: ConsoleTools) -> MCPServer:
         dataset_version: Annotated[str | None, Field(
             description="The version to train on, by id or label such as 'gsm8k-mini v3' (list_dataset_versions); "
                         "the baseline's own. None: the Math Pairs task")] = None,
-        rounds: Annotated[int | None, Field(description="Rounds, 1 - 1,000")] = None,
-        prompts_per_round: Annotated[int | None, Field(description="Prompts per round, 1 - 1,024")] = None,
-        answers_per_prompt: Annotated[int | None, Field(description="Answers per prompt, 2 - 64")] = None,
-        max_answer_tokens: Annotated[int | None, Field(
-            description="Longest sampled answer (tokens), 16 - 16,384")] = None,
+        rounds: Annotated[int | None, Field(description=_bounds("rounds"))] = None,
+        prompts_per_round: Annotated[int | None, Field(description=_bounds("prompts_per_round"))] = None,
+        answers_per_prompt: Annotated[int | None, Field(description=_bounds("answers_per_prompt"))] = None,
+        max_answer_tokens: Annotated[int | None, Field(description=_bounds("max_answer_tokens"))] = None,
         start_run: Annotated[str | None, Field(
             description="Start from: the id of a finished full run of the project whose adapter this run "
                         "continues. None: a new adapter on the base model")] = None,
         trial: Annotated[bool, Field(
-            description="A trial: one round on up to 8 prompts, to check before a full run")] = False,
+            description=f"A trial: {A_TRIAL}, to check before a full run")] = False,
         project: Annotated[str | None, Field(
             description="The project, by id or name (list_projects). None: the organization's first")] = None,
         name: Annotated[str | None, Field(description="The run's name")] = None,

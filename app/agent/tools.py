@@ -18,13 +18,13 @@ from litestar import Request
 
 from app.agent.lookups import baseline_id, dataset_version_id
 from app.evaluations.pages import evaluation_context
-from app.evaluations.sending import send_evaluation
 from app.runs.api import _found as found_run
 from app.runs.projects import choose_project
 from app.runs.readiness import launch_problem
 from app.runs.samples import SamplesUnreadable, offered_rounds, read_round
-from app.shell.commands import Launcher, OwnWrites
+from app.shell.commands import OwnWrites
 from app.shell.identity import Identity
+from app.shell.jobs import wait_until_sent
 from domain.access import roles
 from domain.application import Verity
 from domain.errors import DomainError, NotAllowed, NotFound
@@ -36,15 +36,12 @@ from projections.store import ReadModels
 NO_SUCH_RUN = "There is no such run in this organization."
 NO_SUCH_EVALUATION = "There is no such evaluation."
 SAMPLES_UNREADABLE = "The samples could not be loaded: {reason}"
-# The rl settings start_training takes (000: "From the API or an agent"); every other setting is the project's
-# run default (what Configure a run starts from), else the product's.
-RL_SETTINGS = ("rounds", "prompts_per_round", "answers_per_prompt", "max_answer_tokens")
 
 
 @dataclass(frozen=True)
 class Caller:
     """Who calls a tool: the identity its API token resolved to, and the HTTP request that carried the call (its
-    app holds the evaluation jobs; its address gives the console's pages)."""
+    app knows the jobs: launch readiness, how far they have sent; its address gives the console's pages)."""
 
     identity: Identity
     request: Request[Any, Any, Any]
@@ -64,7 +61,6 @@ class ConsoleTools:
     verity: Verity
     read_models: ReadModels
     own_writes: OwnWrites
-    launcher: Launcher
     storage: Callable[[], Any]  # verity.storage.FileStorage, opened when samples are first read
 
     # --- start_training --------------------------------------------------------------------------------------
@@ -98,7 +94,7 @@ class ConsoleTools:
             org_id, project_id, draft, identity.actor, identity.role,
             readiness=lambda settings: launch_problem(caller.request, settings),  # as the API's launch asks it
         )
-        self.launcher(written.id)
+        wait_until_sent(caller.request, written.position)  # the jobs send it from the event log
         self.own_writes.see(written.position)
         run = self._run(caller, written.id)
         return {"run_id": str(run.id), "name": run.name, "kind": run.kind, "state": run.state,
@@ -192,8 +188,7 @@ class ConsoleTools:
         caller.may_change()
         org_id = caller.identity.organization_id
         written = self.verity.score_against_baseline(org_id, _id(run_id, NO_SUCH_RUN), caller.identity.actor)
-        self.own_writes.see(written.position)
-        send_evaluation(caller.request, written.id)
+        self.own_writes.see(written.position)  # the jobs evaluate it, as the event log tells them
         return {**self.evaluation_result(caller, str(written.id)),
                 "page": caller.page("evaluations:detail", evaluation_id=written.id)}
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any, ClassVar
 from uuid import UUID
 
-from litestar import Controller, Request, get, post
+from litestar import Controller, get, post
 
 from app.evaluations.pages import evaluation_context
-from app.evaluations.sending import send_evaluation
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
 from app.shell.ids import body_id
@@ -20,7 +19,7 @@ class EvaluationsApiController(Controller):
     tags: ClassVar[list[str]] = ["Evaluations"]
 
     @post("/", name="api:evaluations:create", status_code=201, sync_to_thread=True)
-    def create(self, request: Request, data: dict[str, Any], verity: Verity, own_writes: OwnWritesDep,
+    def create(self, data: dict[str, Any], verity: Verity, own_writes: OwnWritesDep,
                identity: Identity) -> dict[str, Any]:
         """Body: {project_id, name, source, scoring, main_metric, adapter_run?, max_answer_tokens?}, or
         {against_baseline_of: run id} for Score against baseline."""
@@ -36,8 +35,7 @@ class EvaluationsApiController(Controller):
                 adapter_run=body_id(data, "adapter_run"),
                 max_answer_tokens=data.get("max_answer_tokens", 64),
             )
-        own_writes.see(written.position)
-        send_evaluation(request, written.id)
+        own_writes.see(written.position)  # the jobs evaluate it, as the event log tells them
         return {"id": str(written.id), "position": written.position}
 
     @get("/{evaluation_id:uuid}", name="api:evaluations:detail", sync_to_thread=True)

@@ -7,12 +7,11 @@ from collections.abc import Mapping
 from typing import Annotated, Any
 from uuid import UUID
 
-from litestar import Controller, Request, get, post
+from litestar import Controller, get, post
 from litestar.enums import RequestEncodingType
 from litestar.params import Body
 from litestar.response import Redirect, Template
 
-from app.evaluations.sending import send_evaluation
 from app.runs.configure import reward_of_form, start_from_choices
 from app.runs.form import SETTINGS_OF_PRESET, FormField, RunForm
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
@@ -114,7 +113,7 @@ class NewEvaluationPageController(Controller):
         return Template("evaluations/scoring_settings.html", context=context)
 
     @post("/", name="evaluations:create", sync_to_thread=True)
-    def create(self, request: Request, data: Annotated[dict[str, str], FORM], verity: Verity,
+    def create(self, data: Annotated[dict[str, str], FORM], verity: Verity,
                read_models: ReadModelsDep, own_writes: OwnWritesDep, identity: Identity) -> Template | Redirect:
         if (refused_role := identity.refusal(CHANGE)) is not None:  # the form again, as typed, with why not
             return _page(read_models, identity, data, {"": refused_role}, 403)
@@ -135,6 +134,5 @@ class NewEvaluationPageController(Controller):
             return _page(read_models, identity, data, {"project": "Choose a project."}, 400)
         except SettingsInvalid as problem:
             return _page(read_models, identity, data, problem.errors, 400)
-        own_writes.see(written.position)
-        send_evaluation(request, written.id)
+        own_writes.see(written.position)  # the jobs evaluate it, as the event log tells them
         return Redirect(path=f"/evaluations/{written.id}", status_code=303)

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 from uuid import UUID
 
-from litestar import Controller, Request, get, post
+from litestar import Controller, get, post
 
-from app.evaluations.sending import send_experiment_step
 from app.experiments.pages import experiment_context
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
@@ -22,7 +21,7 @@ class ExperimentsApiController(Controller):
     tags: ClassVar[list[str]] = ["Experiments"]
 
     @post("/", name="api:experiments:create", status_code=201, sync_to_thread=True)
-    def create(self, request: Request, data: dict[str, Any], verity: Verity, own_writes: OwnWritesDep,
+    def create(self, data: dict[str, Any], verity: Verity, own_writes: OwnWritesDep,
                identity: Identity) -> dict[str, Any]:
         """Body: {project_id, name, source, scoring, main_metric, max_answer_tokens (the evaluations' longest answer;
         refused under evaluation_max_answer_tokens), baseline_id (reuse a completed
@@ -40,8 +39,7 @@ class ExperimentsApiController(Controller):
             reused_run=body_id(data, "reused_run"),
             max_answer_tokens=data.get("max_answer_tokens", MAX_ANSWER_TOKENS_DEFAULT),
         )
-        own_writes.see(written.position)
-        send_experiment_step(request, written.id)
+        own_writes.see(written.position)  # the jobs take its steps, as the event log tells them
         return {"id": str(written.id), "position": written.position}
 
     @get("/{experiment_id:uuid}", name="api:experiments:detail", sync_to_thread=True)

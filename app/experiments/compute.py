@@ -20,6 +20,7 @@ from domain.errors import SettingsInvalid
 from domain.evaluations.scoring import main_metric_label
 from domain.experiments.commands import CHOOSE_A_REWARD, reward_line
 from domain.rewards.config import NOT_A_REWARD, PRESET_NAMES, RewardConfig, RewardConfigInvalid
+from domain.runs.run_settings import ROUND_SETTINGS
 from projections import evaluations as reads
 
 TRAIN_WITH_RL, REUSE_AN_ADAPTER = "rl", "reuse"
@@ -28,7 +29,7 @@ MAIN_METRIC, ANOTHER_REWARD = "main", "other"
 REWARD_ACTIONS = {"choose": ANOTHER_REWARD, "main": MAIN_METRIC}
 # 000: "Start from, Rounds, Prompts per round, Answers per prompt and Longest sampled answer (tokens) are the
 # first fields under Advanced settings on the Compute step."
-FIRST_ADVANCED = ("start_run", "rounds", "prompts_per_round", "answers_per_prompt", "max_answer_tokens")
+FIRST_ADVANCED = ("start_run", *ROUND_SETTINGS)
 
 
 @dataclass(frozen=True)

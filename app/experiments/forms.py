@@ -16,7 +16,6 @@ from litestar.params import Body
 from litestar.response import Redirect, Response, Template
 
 from app.evaluations.forms import MATH_PAIRS_SOURCE, metric_choices, source_of_form, test_example_choices
-from app.evaluations.sending import send_experiment_step
 from app.experiments.compute import (
     ANOTHER_REWARD,
     FIRST_ADVANCED,
@@ -125,7 +124,7 @@ class NewExperimentPageController(Controller):
         return Template(template, context=context)
 
     @post("/", name="experiments:create", sync_to_thread=True)
-    def create(self, request: Request, data: Annotated[dict[str, str], FORM], verity: Verity,
+    def create(self, data: Annotated[dict[str, str], FORM], verity: Verity,
                read_models: ReadModelsDep, own_writes: OwnWritesDep, identity: Identity) -> Template | Redirect:
         values = form_from_submission(data)
         if (refused_role := identity.refusal(LAUNCH)) is not None:  # the form again, as typed, with why not
@@ -156,8 +155,7 @@ class NewExperimentPageController(Controller):
                          _placed(problem.errors), 400)
         except NotAllowed as refusal:
             return _page(read_models, identity, values, {"": refusal.message}, 403)
-        own_writes.see(written.position)
-        send_experiment_step(request, written.id)
+        own_writes.see(written.position)  # the jobs take its steps, as the event log tells them
         return Redirect(path=f"/experiments/{written.id}", status_code=303)
 
 

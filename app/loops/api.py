@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 from uuid import UUID
 
-from litestar import Controller, Request, get, post
+from litestar import Controller, get, post
 
-from app.evaluations.sending import send_loop_step
 from app.loops.pages import loop_context
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
@@ -21,7 +20,7 @@ class LoopsApiController(Controller):
     tags: ClassVar[list[str]] = ["Training loops"]
 
     @post("/", name="api:loops:create", status_code=201, sync_to_thread=True)
-    def create(self, request: Request, data: dict[str, Any], verity: Verity, own_writes: OwnWritesDep,
+    def create(self, data: dict[str, Any], verity: Verity, own_writes: OwnWritesDep,
                identity: Identity) -> dict[str, Any]:
         """Body: {project_id, name, benchmark, score_column, target (percent), max_rounds, give_up_after,
         reclaim_storage, training: {...the run body's training block...}}."""
@@ -38,8 +37,7 @@ class LoopsApiController(Controller):
             reclaim_storage=bool(data.get("reclaim_storage", True)), draft=draft, actor=identity.actor,
             role=identity.role, benchmark_size=data.get("benchmark_size", 64),
         )
-        own_writes.see(written.position)
-        send_loop_step(request, written.id)
+        own_writes.see(written.position)  # the jobs take its steps, as the event log tells them
         return {"id": str(written.id), "position": written.position}
 
     @get("/{loop_id:uuid}", name="api:loops:detail", sync_to_thread=True)

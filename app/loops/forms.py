@@ -7,12 +7,11 @@ from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 from uuid import UUID
 
-from litestar import Controller, Request, get, post
+from litestar import Controller, get, post
 from litestar.enums import RequestEncodingType
 from litestar.params import Body
 from litestar.response import Redirect, Template
 
-from app.evaluations.sending import send_loop_step
 from app.runs.defaults import starting_draft
 from app.runs.form import RunForm
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
@@ -22,11 +21,12 @@ from domain.application import Verity
 from domain.errors import NotAllowed, SettingsInvalid
 from domain.evaluations.benchmarks import BENCHMARKS
 from domain.loops.loop import SCORE_COLUMNS
+from domain.runs.run_settings import FIELDS_BY_NAME, ROUND_SETTINGS
 from domain.runs.settings import run_body_from_api
 from projections.rows import ProjectRow
 
 FORM = Body(media_type=RequestEncodingType.URL_ENCODED)
-RL_FIELDS = ("rounds", "prompts_per_round", "answers_per_prompt", "max_answer_tokens")
+RUN_FIELDS = (*ROUND_SETTINGS, "learning_rate")  # the settings of each round's run the form asks for
 DEFAULTS = {"name": "math-pairs to 35%", "benchmark": "math_pairs_held_out", "score_column": "accuracy",
             "target": "35", "max_rounds": "8", "give_up_after": "2", "reclaim_storage": "on", "benchmark_size": "64"}
 
@@ -36,13 +36,13 @@ def _starting_values(projects: Sequence[ProjectRow]) -> dict[str, str]:
     on the tiny model in minutes), else from the product's defaults."""
     project = str(projects[0].id) if projects else ""
     run_values = RunForm.from_draft(starting_draft(projects), project=project).values
-    return {**DEFAULTS, "project": project, **{name: run_values[name] for name in (*RL_FIELDS, "learning_rate")}}
+    return {**DEFAULTS, "project": project, **{name: run_values[name] for name in RUN_FIELDS}}
 
 
 def _training(projects: Sequence[ProjectRow], project_id: UUID, data: Mapping[str, str]) -> dict[str, Any]:
     """The run settings as typed, over the chosen project's own (e.g. its micro batch and training window)."""
     own = next((p.run_defaults for p in projects if p.id == project_id), {})
-    return {**own, "rl": {**own.get("rl", {}), **{f: _number(data.get(f, "")) for f in RL_FIELDS}, "reward": None},
+    return {**own, "rl": {**own.get("rl", {}), **{f: _number(data.get(f, "")) for f in ROUND_SETTINGS}, "reward": None},
             "advanced": {**own.get("advanced", {}), "learning_rate": _number(data.get("learning_rate", ""))}}
 
 
@@ -62,7 +62,7 @@ def _page(read_models: Any, identity: Identity, values: dict[str, str], errors: 
           status_code: int = 200) -> Template:
     context = {"section": "loops", "identity": identity, "values": values, "errors": errors,
                "projects": read_models.projects(identity.organization_id), "benchmarks": BENCHMARKS,
-               "score_columns": SCORE_COLUMNS}
+               "score_columns": SCORE_COLUMNS, "run_fields": [FIELDS_BY_NAME[name] for name in RUN_FIELDS]}
     return Template("loops/new.html", context=context, status_code=status_code)
 
 
@@ -75,7 +75,7 @@ class NewLoopPageController(Controller):
         return _page(read_models, identity, _starting_values(read_models.projects(identity.organization_id)), {})
 
     @post("/", name="loops:create", sync_to_thread=True)
-    def create(self, request: Request, data: Annotated[dict[str, str], FORM], verity: Verity,
+    def create(self, data: Annotated[dict[str, str], FORM], verity: Verity,
                read_models: ReadModelsDep, own_writes: OwnWritesDep, identity: Identity) -> Template | Redirect:
         values = {**data, "reclaim_storage": "on" if data.get("reclaim_storage") else ""}
         if (refused_role := identity.refusal(LAUNCH)) is not None:  # the form again, as typed, with why not
@@ -99,6 +99,5 @@ class NewLoopPageController(Controller):
             return _page(read_models, identity, values, problem.errors, 400)
         except NotAllowed as refusal:
             return _page(read_models, identity, values, {"": refusal.message}, 403)
-        own_writes.see(written.position)
-        send_loop_step(request, written.id)
+        own_writes.see(written.position)  # the jobs take its steps, as the event log tells them
         return Redirect(path=f"/loops/{written.id}", status_code=303)

@@ -12,18 +12,19 @@ from litestar import Controller, Response, post
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Redirect, Template
 
-from app.evaluations.sending import send_evaluation
 from app.runs.merging import ask_for_merge
 from app.runs.pages import found
 from app.runs.readiness import launch_when_ready
 from app.runs.samples import samples_context
 from app.runs.view import run_page_context
 from app.shell.commands import OwnWrites
-from app.shell.dependencies import LauncherDep, MergerDep, OwnWritesDep, ReadModelsDep, StorageDep
+from app.shell.dependencies import OwnWritesDep, ReadModelsDep, StorageDep
 from app.shell.errors import status_of
 from app.shell.identity import Identity
-from domain.application import Verity, Written
+from app.shell.jobs import jobs_of
+from domain.application import Verity
 from domain.errors import DomainError, NotAllowed, NotReady, PlanNeeded
+from domain.written import Written
 
 
 class RunActionsController(Controller):
@@ -32,10 +33,10 @@ class RunActionsController(Controller):
 
     @post("/{run_id:uuid}/merge", name="runs:merge", sync_to_thread=True)
     def merge(
-        self, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, identity: Identity, merger: MergerDep
+        self, request: HTMXRequest, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, identity: Identity
     ) -> Redirect:
         """Merge model: recorded on the run, then a job writes the base model with the adapter merged in."""
-        return _to_run(own_writes, run_id, ask_for_merge(verity, identity, run_id, merger).position)
+        return _to_run(own_writes, run_id, ask_for_merge(verity, identity, run_id, jobs_of(request)).position)
 
     @post("/{run_id:uuid}/launch", name="runs:launch", sync_to_thread=True)
     def launch(
@@ -46,12 +47,11 @@ class RunActionsController(Controller):
         own_writes: OwnWritesDep,
         read_models: ReadModelsDep,
         identity: Identity,
-        launcher: LauncherDep,
         storage: StorageDep,
     ) -> Response:
         """Launch, or the run page again with why not: the plan (with Upgrade or See plans), the role, or launch
         readiness (the worker can't load what the run needs), before anything is queued."""
-        return _launched(verity.launch_run, request, run_id, own_writes, read_models, identity, launcher, storage)
+        return _launched(verity.launch_run, request, run_id, own_writes, read_models, identity, storage)
 
     @post("/{run_id:uuid}/cancel", name="runs:cancel", sync_to_thread=True)
     def cancel(
@@ -69,11 +69,10 @@ class RunActionsController(Controller):
         own_writes: OwnWritesDep,
         read_models: ReadModelsDep,
         identity: Identity,
-        launcher: LauncherDep,
         storage: StorageDep,
     ) -> Response:
         """Retry: a new run with the same settings, launched at once; refused as Launch is."""
-        return _launched(verity.retry_run, request, run_id, own_writes, read_models, identity, launcher, storage)
+        return _launched(verity.retry_run, request, run_id, own_writes, read_models, identity, storage)
 
     @post("/{run_id:uuid}/score-against-baseline", name="runs:score-against-baseline", sync_to_thread=True)
     def score_against_baseline(
@@ -82,8 +81,7 @@ class RunActionsController(Controller):
         """000's Score against baseline: the adapter on the baseline's test examples, scoring and main metric; the
         evaluation's page follows it and shows the two side by side."""
         written = verity.score_against_baseline(identity.organization_id, run_id, identity.actor)
-        own_writes.see(written.position)
-        send_evaluation(request, written.id)
+        own_writes.see(written.position)  # the jobs evaluate it, as the event log tells them
         return Redirect(path=f"/evaluations/{written.id}", status_code=303)
 
     @post("/{run_id:uuid}/duplicate", name="runs:duplicate", sync_to_thread=True)
@@ -101,12 +99,11 @@ def _launched(
     own_writes: OwnWrites,
     read_models: ReadModelsDep,
     identity: Identity,
-    launcher: LauncherDep,
     storage: Any,
 ) -> Response:
     """Launch or Retry (`command`), then the page of the run it queued; or the run page again with why not."""
     try:
-        written = launch_when_ready(command, request, read_models, identity, run_id, launcher)
+        written = launch_when_ready(command, request, read_models, identity, run_id)
     except (NotAllowed, NotReady) as refused:
         return _refused_on_run_page(read_models, identity, run_id, refused, storage)
     return _to_run(own_writes, written.id, written.position)

@@ -19,15 +19,18 @@ from app.runs.projects import choose_project
 from app.runs.readiness import launch_when_ready
 from app.runs.schemas import CommandAnswer, RunOut
 from app.shell.commands import OwnWrites
-from app.shell.dependencies import LauncherDep, MergerDep, OwnWritesDep, ReadModelsDep
+from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
-from domain.application import Verity, Written
+from app.shell.jobs import jobs_of
+from domain.application import Verity
 from domain.errors import NotFound
-from domain.runs.settings import RunDraft, run_body_from_api
+from domain.runs.run_settings import RunSettings
+from domain.runs.settings import run_body_from_api
+from domain.written import Written
 from projections.rows import RunDetail, RunRow, StepRow, TimelineEntry
 from projections.store import ReadModels
 
-RUN_BODY_EXAMPLE = {"project": "Demo", **RunDraft().to_api()}
+RUN_BODY_EXAMPLE = {"project": "Demo", **RunSettings().to_api()}
 RUN_BODY = Body(
     title="Run",
     description=(
@@ -103,10 +106,9 @@ class RunsApiController(Controller):
         own_writes: OwnWritesDep,
         read_models: ReadModelsDep,
         identity: Identity,
-        launcher: LauncherDep,
     ) -> RunOut:
         """Launch a draft (RL needs the Pro plan, and an owner or member; 409 when its worker can't train it)."""
-        written = launch_when_ready(verity.launch_run, request, read_models, identity, run_id, launcher)
+        written = launch_when_ready(verity.launch_run, request, read_models, identity, run_id)
         return self._after(own_writes, written, read_models, identity)
 
     @post("/{run_id:uuid}/cancel", name="api:runs:cancel", status_code=200, sync_to_thread=True)
@@ -126,10 +128,9 @@ class RunsApiController(Controller):
         own_writes: OwnWritesDep,
         read_models: ReadModelsDep,
         identity: Identity,
-        launcher: LauncherDep,
     ) -> RunOut:
         """Retry a failed or cancelled run: a new run with the same settings, launched at once."""
-        written = launch_when_ready(verity.retry_run, request, read_models, identity, run_id, launcher)
+        written = launch_when_ready(verity.retry_run, request, read_models, identity, run_id)
         return self._after(own_writes, written, read_models, identity)
 
     @post("/{run_id:uuid}/duplicate", name="api:runs:duplicate", status_code=201, sync_to_thread=True)
@@ -143,16 +144,16 @@ class RunsApiController(Controller):
     @post("/{run_id:uuid}/merge", name="api:runs:merge", status_code=202, sync_to_thread=True)
     def merge(
         self,
+        request: Request,
         run_id: UUID,
         verity: Verity,
         own_writes: OwnWritesDep,
         read_models: ReadModelsDep,
         identity: Identity,
-        merger: MergerDep,
     ) -> RunOut:
         """Merge model: a job merges the adapter into the base model and writes the full checkpoint to the run's
         storage; `run.merge` says how it goes (merging, then merged with its location, or failed with why)."""
-        written = ask_for_merge(verity, identity, run_id, merger)
+        written = ask_for_merge(verity, identity, run_id, jobs_of(request))
         return self._after(own_writes, written, read_models, identity)
 
     @get("/{run_id:uuid}/events", name="api:runs:events", sync_to_thread=True)

@@ -21,25 +21,22 @@ from domain.evaluations.commands import NO_SUCH_BASELINE
 from domain.evaluations.scoring import TAKEN_FROM_BASELINE, reward_from_baseline
 from domain.rewards.config import CUSTOM_PREFIX, METRICS
 from domain.runs import objectives
+from domain.runs.drafts import ADAPTER_SHAPE
 from domain.runs.reward import (
     CHOOSE_REWARD,
     NO_BASELINE,
     reward_label,
 )
-from domain.runs.run import FINISHED_WITH_ADAPTER
-from domain.runs.settings import (
-    RunDraft,
-    revision_to_pin,
-    run_body_from_form,
-    saved_revision,
-)
+from domain.runs.run_settings import RunSettings, learning_rate_for, revision_to_pin, saved_revision
+from domain.runs.settings import run_body_from_form
+from domain.runs.states import FINISHED_WITH_ADAPTER
 from projections.evaluations import completed_baselines, evaluation
 from projections.store import ReadModels
 
 CHECKBOXES = ("reward_format_bonus",)
 # Fields whose value follows another field's, redrawn when it changes: Start from locks the adapter's size and
 # scaling to the source run's (000), and each Training objective has its own learning rate.
-REDRAWN_WITH = {"start_run": ("lora_rank", "lora_alpha"), "objective": ("learning_rate",)}
+REDRAWN_WITH = {"start_run": ADAPTER_SHAPE, "objective": ("learning_rate",)}
 ADAPTER_LOCKED_HINT = "Taken from “{run}”, which this run continues: its adapter's size and scaling apply."
 
 
@@ -70,7 +67,7 @@ def configure_context(
     read_models: ReadModels,
     identity: Identity,
     *,
-    draft: RunDraft | None = None,
+    draft: RunSettings | None = None,
     values: Mapping[str, str] | None = None,
     errors: Mapping[str, str] | None = None,
     editing: Any = None,
@@ -79,7 +76,7 @@ def configure_context(
     projects = read_models.projects(identity.organization_id)
     if values is None:
         project = str(editing.project_id) if editing is not None else str(projects[0].id) if projects else ""
-        form = RunForm.from_draft(draft or RunDraft(), project=project)
+        form = RunForm.from_draft(draft or RunSettings(), project=project)
     else:
         form = RunForm(values=dict(values), errors=dict(errors or {}))
     form = with_what_the_form_knows(form, read_models, identity)
@@ -149,10 +146,9 @@ def with_what_the_form_knows(form: RunForm, read_models: ReadModels, identity: I
     locked: dict[str, str] = {}
     source = _start_from_run(read_models, identity, values.get("start_run"))
     if source is not None:
-        advanced = source.settings["training"]["advanced"]
         hint = ADAPTER_LOCKED_HINT.format(run=source.name or "Untitled run")
-        for name in ("lora_rank", "lora_alpha"):
-            values[name], locked[name] = as_text(advanced[name]), hint
+        for name in ADAPTER_SHAPE:
+            values[name], locked[name] = as_text(getattr(source.run_settings, name)), hint
     labels = {
         str(version.id): version.label
         for version in read_models.custom_metric_versions(org_id)  # type: ignore[attr-defined]
@@ -203,7 +199,7 @@ def _learning_rate_of(read_models: ReadModels, identity: Identity, objective: st
     5e-4), else the objective's default (RL 5e-6, SFT 2e-4, ...)."""
     if objectives.is_rl(objective):
         return starting_draft(read_models.projects(identity.organization_id)).learning_rate
-    return objectives.LEARNING_RATE_DEFAULTS.get(objective, RunDraft().learning_rate)
+    return learning_rate_for(objective)
 
 
 def _reward_of_kind(read_models: ReadModels, identity: Identity, values: Mapping[str, str]) -> dict[str, str]:
@@ -248,7 +244,7 @@ def start_from_choices(
             detail is not None
             and detail.adapter is not None
             and detail.model == project.model
-            and saved_revision(detail.settings, project.revision) == wanted
+            and saved_revision(detail.run_settings, project.revision) == wanted
         ):
             choices.append((str(run.id), run.name or str(run.id)[:8]))
     return choices

@@ -18,7 +18,7 @@ from app.shell.identity import Identity
 from domain.access.roles import CHANGE
 from domain.application import Verity
 from domain.errors import NotAllowed, NotFound, SettingsInvalid
-from domain.runs.settings import RunDraft, run_body_from_form
+from domain.runs.settings import run_body_from_form
 from projections.rows import RunDetail
 
 FORM = Body(media_type=RequestEncodingType.URL_ENCODED)
@@ -32,7 +32,7 @@ class DraftsPageController(Controller):
     def edit(self, run_id: UUID, verity: Verity, read_models: ReadModelsDep, identity: Identity) -> Template:
         """The Configure form with the draft's values; refused in words for a run that is no longer a draft."""
         run = _editable(verity, read_models, identity, run_id)
-        context = configure_context(read_models, identity, draft=RunDraft.from_saved(run.settings), editing=run)
+        context = configure_context(read_models, identity, draft=run.run_settings, editing=run)
         return Template("runs/configure.html", context=context)
 
     @post("/{run_id:uuid}/edit", name="runs:edit-save", sync_to_thread=True)

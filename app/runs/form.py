@@ -1,7 +1,8 @@
 """The Configure a run form as templates draw it: 000's sections, each field with its value, hint and error.
 
-The fields, bounds, defaults and messages are the domain's (`domain.runs.settings.FIELDS`); this module only
-arranges them, turns values into the text of inputs, and places each domain message under its field.
+The fields, bounds, defaults, the objectives that use each and the messages are the domain's
+(`domain.runs.run_settings.ALL_FIELDS`); this module only arranges them, turns values into the text of inputs, and
+places each domain message under its field.
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ from typing import Any
 
 from domain.rewards.config import METRICS, PRESET_NAMES, SYNTHETIC_PROMPTS_DEFAULT
 from domain.runs import objectives
-from domain.runs.settings import ALL_FIELDS as FIELDS  # the Training objective and SFT/DPO settings too
-from domain.runs.settings import RunDraft
+from domain.runs.run_settings import ALL_FIELDS, FIELDS_BY_NAME, RunSettings
 
 SECTIONS = ("Run", "Reinforcement learning", "SFT and DPO", "Reward", "Advanced settings")
-KINDS = (("full", "Full training"), ("trial", "Training trial · a small sample"))
+KINDS = FIELDS_BY_NAME["kind"].choices
 # The reward's own settings, as the form names them, and which kinds of answer show each.
 REWARD_SETTINGS: dict[str, tuple[str, str]] = {
     "synthetic_prompts": ("Synthetic prompts", "How many problems to generate on the fly (8–100,000)."),
@@ -36,17 +36,6 @@ SETTINGS_OF_PRESET: dict[str, tuple[str, ...]] = {
     "structured_json": ("response_schema", "fields"),
     "numeric": ("absolute_tolerance", "relative_tolerance"),
     "verifiable": ("synthetic_prompts", "format_bonus"),
-}
-# The fields only some objectives use; the form shows each only for them (every other field serves all).
-RL_ONLY = ("rounds", "prompts_per_round", "answers_per_prompt", "max_answer_tokens", "loss_type",
-           "generation_backend", "vllm_gpu_memory", "baseline", "reward")  # fmt: skip
-ONLY_FOR: dict[str, tuple[str, ...]] = {
-    **{name: (objectives.RL,) for name in RL_ONLY},
-    **{
-        name: tuple(objective for objective, names in objectives.BLOCK_FIELDS.items() if name in names)
-        for names in objectives.BLOCK_FIELDS.values()
-        for name in names
-    },
 }
 DEFAULT_REWARD = {
     "preset": "verifiable",
@@ -87,8 +76,8 @@ class RunForm:
     locked: Mapping[str, str] = field(default_factory=dict)  # field name -> the hint that says why it is locked
 
     @classmethod
-    def from_draft(cls, draft: RunDraft, project: str = "") -> RunForm:
-        return cls(values=_values_of(draft.to_api(), project))
+    def from_draft(cls, draft: RunSettings, project: str = "") -> RunForm:
+        return cls(values=_values_of(draft, project))
 
     def value(self, name: str) -> str:
         return self.values.get(name, "")
@@ -122,7 +111,7 @@ class RunForm:
 
     def shown_for(self, name: str) -> tuple[tuple[str, ...], bool]:
         """The objectives that use a field or part of the form, and whether it is hidden for the one chosen."""
-        used_by = ONLY_FOR.get(name, ())
+        used_by = FIELDS_BY_NAME[name].objectives if name in FIELDS_BY_NAME else ()
         return used_by, bool(used_by) and self.objective not in used_by
 
     def section(self, section: str) -> list[FormField]:
@@ -141,7 +130,7 @@ class RunForm:
                 hidden=self.shown_for(spec.name)[1],
                 readonly=spec.name in self.locked,
             )
-            for spec in FIELDS
+            for spec in ALL_FIELDS
             if spec.section == section and spec.name != "reward"
         ]
 
@@ -205,21 +194,19 @@ class RunForm:
         return self.error(f"reward_{key}") or self.error(f"reward.{key}") or self.error(key)
 
 
-def _values_of(body: Mapping[str, Any], project: str) -> dict[str, str]:
-    training = body["training"]
+def _values_of(settings: RunSettings, project: str) -> dict[str, str]:
     values: dict[str, str] = {
         "project": project,
-        "name": body.get("name") or "",
-        "kind": body.get("kind") or "full",
-        "dataset_version": body.get("dataset_version") or "",
-        "provider": training.get("provider") or "local",
+        "name": settings.name,
+        "kind": settings.kind,
+        "dataset_version": settings.dataset_version or "",
+        "provider": settings.provider,
     }
-    settings = {**training, **training["rl"], **training["advanced"], **training.get(training.get("objective"), {})}
-    for spec in FIELDS:
+    for spec in ALL_FIELDS:
         if spec.name != "reward":
-            values[spec.name] = as_text(settings.get(spec.name, spec.default))
-    values["baseline"] = str(body.get("baseline") or "")
-    values.update(reward_values(training["rl"].get("reward") or DEFAULT_REWARD))
+            values[spec.name] = as_text(getattr(settings, spec.name))
+    values["baseline"] = settings.baseline or ""
+    values.update(reward_values(settings.reward or DEFAULT_REWARD))
     return values
 
 

@@ -13,7 +13,8 @@ from typing import Any
 from uuid import UUID
 
 from projections.rows import RunRow
-from projections.store import LIVE_STATES, ReadModels
+from projections.run_reads import LIVE_STATES
+from projections.store import ReadModels
 
 
 def list_stamp(runs: Sequence[RunRow]) -> str:

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from uuid import UUID
 
 from litestar import Controller, Response, get, post
+from litestar.concurrency import sync_to_thread
 from litestar.enums import RequestEncodingType
 from litestar.params import Body, Parameter
 from litestar.plugins.htmx import HTMXRequest, HTMXTemplate
@@ -31,7 +32,7 @@ from app.shell.identity import Identity
 from domain.access.roles import CHANGE
 from domain.application import Verity
 from domain.errors import NotFound, SettingsInvalid
-from domain.runs.settings import RunDraft, run_body_from_form
+from domain.runs.settings import run_body_from_form
 
 FORM = Body(media_type=RequestEncodingType.URL_ENCODED)
 PARTS = {
@@ -46,6 +47,9 @@ PARTS = {
     "timeline": "runs/parts/timeline.html",
 }
 PAGES = ("overview", "timeline")  # the parts whose address is also a whole page: the run page's two tabs
+# the parts with an address of their own, the run page's and the part's name (/runs/<id>/status): one route over
+# them (runs:part); the Overview tab's address is the run page's, /runs/<id>
+PARTS_AT = tuple(part for part in PARTS if part != "overview")
 
 
 class RunsPageController(Controller):
@@ -76,7 +80,7 @@ class RunsPageController(Controller):
         draft = starting_draft(read_models.projects(identity.organization_id))
         if from_run is not None:
             source = found(read_models.run(identity.organization_id, from_run))
-            draft = RunDraft.from_saved(source.settings).with_values(kind="full", name=source.name)
+            draft = source.run_settings.with_values(kind="full", name=source.name)
         if start_run is not None:
             source = found(read_models.run(identity.organization_id, start_run))
             draft = continuing_draft(draft, source)
@@ -125,42 +129,18 @@ class RunsPageController(Controller):
     def detail(
         self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity, storage: StorageDep
     ) -> Response:
-        return _run_page(request, read_models, identity, run_id, part="overview", tab="overview", storage=storage)
+        return _run_page(request, read_models, identity, run_id, part="overview", storage=storage)
 
-    @get("/{run_id:uuid}/timeline", name="runs:timeline", sync_to_thread=True)
-    def timeline(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Response:
-        return _run_page(request, read_models, identity, run_id, part="timeline", tab="timeline")
-
-    @get("/{run_id:uuid}/status", name="runs:status", sync_to_thread=True)
-    def status(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Response:
-        return _run_page(request, read_models, identity, run_id, part="status", tab="overview")
-
-    @get("/{run_id:uuid}/summary", name="runs:summary", sync_to_thread=True)
-    def summary(
+    @get([f"/{{run_id:uuid}}/{part}" for part in PARTS_AT], name="runs:part")
+    async def run_part(
         self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity, storage: StorageDep
     ) -> Response:
-        return _run_page(request, read_models, identity, run_id, part="summary", tab="overview", storage=storage)
-
-    @get("/{run_id:uuid}/reward", name="runs:reward", sync_to_thread=True)
-    def reward(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Response:
-        return _run_page(request, read_models, identity, run_id, part="reward", tab="overview")
-
-    @get("/{run_id:uuid}/metrics", name="runs:metrics", sync_to_thread=True)
-    def metrics(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Response:
-        return _run_page(request, read_models, identity, run_id, part="metrics", tab="overview")
-
-    @get("/{run_id:uuid}/rounds", name="runs:rounds", sync_to_thread=True)
-    def rounds(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Response:
-        return _run_page(request, read_models, identity, run_id, part="rounds", tab="overview")
-
-    @get("/{run_id:uuid}/logs", name="runs:logs", sync_to_thread=True)
-    def logs(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Response:
-        return _run_page(request, read_models, identity, run_id, part="logs", tab="overview")
-
-    @get("/{run_id:uuid}/steps", name="runs:steps", sync_to_thread=True)
-    def steps(self, request: HTMXRequest, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Response:
-        """An SFT or DPO run's loss chart and steps."""
-        return _run_page(request, read_models, identity, run_id, part="steps", tab="overview")
+        """A part at its own address: the run page's and the part's name, /runs/<id>/status. Only PARTS_AT have one,
+        so any other name is not found, as an address no route answers."""
+        part = request.url.path.rstrip("/").rsplit("/", 1)[-1]
+        # async, drawing in a worker thread itself: Litestar 2.25 wraps a sync handler of several paths in
+        # sync_to_thread once per path, so from the second path on it would answer a coroutine
+        return await sync_to_thread(_run_page, request, read_models, identity, run_id, part=part, storage=storage)
 
     @get("/{run_id:uuid}/samples", name="runs:samples", sync_to_thread=True)
     def samples(
@@ -222,15 +202,17 @@ def _run_page(
     run_id: UUID,
     *,
     part: str,
-    tab: str,
-    storage: Any = None,
+    storage: Any,
 ) -> Response:
+    """The part alone to htmx (204 when its poll's stamp is current); the whole page, on the part's tab, to a
+    browser for the run page and the timeline; the run page for any other part."""
     run = found(read_models.run(identity.organization_id, run_id))
     fragment = wants_fragment(request)
     if not fragment and part not in PAGES:
         return _to_whole_page(run_id)
     if fragment and (unchanged := _unchanged(request, run)) is not None:
         return unchanged
+    tab = "timeline" if part == "timeline" else "overview"
     context: dict[str, Any] = run_page_context(read_models, identity, run, tab=tab)
     if part == "overview":
         context.update(samples_context(read_models, identity, run, storage, None))

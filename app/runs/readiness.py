@@ -1,6 +1,6 @@
-"""Launch readiness as the console asks it: the jobs put their check on the app's state (`verity serve` gives
-jobs/readiness.py's, which knows the worker in its own process); an app without one checks nothing here, and a
-worker that can't train the run still fails it in words."""
+"""Launch readiness as the console asks it, before the launch is recorded: the jobs put their check on the app's
+state (`verity serve` gives jobs/readiness.py's, which knows the worker in its own process); an app without one
+checks nothing here, and a worker that can't train the run still fails it in words."""
 
 from __future__ import annotations
 
@@ -10,15 +10,17 @@ from uuid import UUID
 
 from litestar import Request
 
+from app.shell.jobs import wait_until_sent
+
 if TYPE_CHECKING:
-    from app.shell.commands import Launcher
     from app.shell.identity import Identity
-    from domain.application import Written
+    from domain.runs.run_settings import RunSettings
+    from domain.written import Written
 
 LAUNCH_READINESS = "launch_readiness"
 
 
-def launch_problem(request: Request[Any, Any, Any], settings: dict[str, Any]) -> str | None:
+def launch_problem(request: Request[Any, Any, Any], settings: RunSettings) -> str | None:
     """Why the worker that would train a run with these saved settings can't, in words; None when it can."""
     check = request.app.state.get(LAUNCH_READINESS)
     return check(settings) if check is not None else None
@@ -30,13 +32,13 @@ def launch_when_ready(
     read_models: Any,
     identity: Identity,
     run_id: UUID,
-    launcher: Launcher,
 ) -> Written:
     """Launch or Retry a saved run (`command`: Verity.launch_run or Verity.retry_run) with its `launch_problem`,
     which the domain refuses in its words before anything is queued (none asked for a run not found: the command
-    says so); the run it queued (the same run, or Retry's new one) goes to the `launcher`."""
+    says so). The jobs send the run it queued (the same run, or Retry's new one) from the event log; the page
+    waits until they have."""
     run = read_models.run(identity.organization_id, run_id)
-    not_ready = launch_problem(request, run.settings) if run is not None else None
+    not_ready = launch_problem(request, run.run_settings) if run is not None else None
     written = command(identity.organization_id, run_id, identity.actor, identity.role, not_ready)
-    launcher(written.id)
+    wait_until_sent(request, written.position)
     return written

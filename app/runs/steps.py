@@ -9,14 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from domain.runs import objectives
 from projections.rows import RunDetail, StepRow
 
 LOSS_COLOR, VALIDATION_COLOR = "#b35900", "#1a7f37"
 
 
 def objective_of(run: RunDetail) -> str:
-    return str(run.settings["training"].get("objective", objectives.RL))
+    return run.run_settings.objective
 
 
 def loss_chart(steps: Sequence[StepRow]) -> dict[str, Any]:

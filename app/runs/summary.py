@@ -11,14 +11,10 @@ from app.runs.form import RunForm
 from domain.errors import SettingsInvalid
 from domain.rewards.config import RewardConfig, RewardConfigInvalid
 from domain.runs import objectives
+from domain.runs.launch_words import prompts_per_round_words, trial_confirmation
 from domain.runs.reward import MAKES_OWN_PROMPTS, makes_own_prompts, reward_label, training_prompts
-from domain.runs.settings import (
-    FIELDS_BY_NAME,
-    RunDraft,
-    prompts_per_round_words,
-    run_body_from_form,
-    trial_confirmation,
-)
+from domain.runs.run_settings import FIELDS_BY_NAME, RunSettings
+from domain.runs.settings import run_body_from_form
 
 
 @dataclass(frozen=True)
@@ -102,7 +98,7 @@ def _prompts_per_round(form: RunForm) -> str:
         prompts = int(form.value("prompts_per_round"))
     except ValueError:
         return form.value("prompts_per_round")
-    return prompts_per_round_words(RunDraft(kind="trial" if form.is_trial else "full", prompts_per_round=prompts))
+    return prompts_per_round_words(RunSettings(kind="trial" if form.is_trial else "full", prompts_per_round=prompts))
 
 
 def _warnings(form: RunForm) -> list[str]:

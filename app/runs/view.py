@@ -15,12 +15,14 @@ from app.runs.metrics import reward_chart, small_charts, tiles, trends
 from app.runs.progress import progress_of
 from app.runs.steps import loss_chart, objective_of
 from app.shell.identity import Identity
+from domain.runs import objectives
+from domain.runs.launch_words import launch_confirmation as launch_confirmation_words
+from domain.runs.launch_words import prompts_per_round_words
 from domain.runs.messages import TRIAL_DID_NOT_FINISH
 from domain.runs.objectives import OBJECTIVE_NAMES
 from domain.runs.reward import training_prompts
-from domain.runs.run import FINISHED_WITH_ADAPTER
-from domain.runs.settings import RunDraft, prompts_per_round_words
-from domain.runs.settings import launch_confirmation as launch_confirmation_words
+from domain.runs.run_settings import OBJECTIVE_BLOCKS
+from domain.runs.states import FINISHED_WITH_ADAPTER
 from projections.rows import RoundRow, RunDetail, StepRow
 from projections.store import ReadModels
 
@@ -81,26 +83,25 @@ def best_round_row(run: RunDetail, rounds: list[RoundRow]) -> RoundRow | None:
 
 def settings_rows(run: RunDetail) -> list[tuple[str, str]]:
     """000's Run: Rounds, Prompts per round, Answers per prompt, Longest sampled answer, Reward, Starts from."""
-    training = run.settings["training"]
+    settings = run.run_settings
     head = [
         ("Run", "Training trial" if run.kind == "trial" else "Full training"),
         ("Model", model_label(run.model)),
     ]
-    rl = training.get("rl")
-    if training.get("objective", "rl") != "rl" or not rl:  # an SFT, DPO or Head run: its own block, as saved
-        objective = str(training.get("objective", ""))
-        block = training.get(objective) or {}
+    if not objectives.is_rl(settings.objective):  # an SFT, DPO or Head run: the settings of its own block
+        objective = settings.objective
+        block = {name: getattr(settings, name) for name in OBJECTIVE_BLOCKS.get(objective, ())}
         return [*head, ("Objective", OBJECTIVE_NAMES.get(objective, objective.upper()))] + [
             (key.replace("_", " ").capitalize(), str(value)) for key, value in block.items() if value is not None
         ]
     return [
         *head,
-        ("Rounds", "1 (a trial)" if run.kind == "trial" else str(rl["rounds"])),
-        ("Prompts per round", prompts_per_round_words(RunDraft.from_saved(run.settings))),
-        ("Answers per prompt", str(rl["answers_per_prompt"])),
-        ("Longest sampled answer", f"{rl['max_answer_tokens']} tokens"),
+        ("Rounds", "1 (a trial)" if run.kind == "trial" else str(settings.rounds)),
+        ("Prompts per round", prompts_per_round_words(settings)),
+        ("Answers per prompt", str(settings.answers_per_prompt)),
+        ("Longest sampled answer", f"{settings.max_answer_tokens} tokens"),
         ("Reward", run.reward_label or "—"),  # the projection words it (domain.runs.reward.reward_label)
-        ("Training prompts", training_prompts(rl["reward"], run.settings.get("dataset_version"))),
+        ("Training prompts", training_prompts(settings.reward, settings.dataset_version)),
         ("Starts from", "the base model" if run.start_run is None else run.start_run_name),
     ]
 
@@ -146,7 +147,7 @@ def steps_time_left(run: RunDetail, steps: list[StepRow]) -> str:
 
 def launch_confirmation(run: RunDetail) -> str:
     """In the objective's own words: rounds for RL, epochs and steps for SFT, DPO and Head."""
-    return launch_confirmation_words(RunDraft.from_saved(run.settings))
+    return launch_confirmation_words(run.run_settings)
 
 
 def trial_rows(run: RunDetail) -> list[tuple[str, str]]:
@@ -219,5 +220,5 @@ def can_score_against_baseline(run: RunDetail) -> bool:
         run.kind == "full"
         and run.state in FINISHED_WITH_ADAPTER
         and run.adapter is not None
-        and bool(run.settings.get("baseline"))
+        and bool(run.run_settings.baseline)
     )

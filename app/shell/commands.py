@@ -2,16 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from uuid import UUID
-
 from projections.runner import ProjectionRunner
 from projections.store import ReadModels
-
-# Called with a run's id once its launch is recorded; the jobs issue plugs Dramatiq in here.
-Launcher = Callable[[UUID], None]
-# Called with a finished run's id to send its Merge model job (a merged checkpoint written to storage).
-Merger = Callable[[UUID], None]
 
 PATIENCE = 1.0  # seconds to let the background runner apply a write before this request applies it itself
 OWN_WRITE_TIMEOUT = 5.0

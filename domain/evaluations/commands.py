@@ -134,14 +134,14 @@ class EvaluationCommands:
     ) -> Written:
         """The run's adapter on its baseline's test examples, scoring and main metric, linked to the baseline."""
         run = self.get_run(org_id, run_id)  # type: ignore[attr-defined]
-        named = baseline_id or run.settings.get("baseline")
+        named = baseline_id or run.settings.baseline
         if not named:
             raise SettingsInvalid({"baseline": "Score against baseline needs a baseline: choose one."})
         baseline = self.completed_baseline(org_id, named)
         return self.create_evaluation(
             org_id,
             run.project_id,
-            name=f"{run.settings.get('name') or 'Run'} against baseline",
+            name=f"{run.settings.name or 'Run'} against baseline",
             source=baseline.source,
             scoring=baseline.scoring,
             main_metric=baseline.main_metric,

@@ -20,13 +20,14 @@ from domain.experiments.experiment import MEASURING, QUEUED, TRAINING, Experimen
 from domain.loops.commands import LoopStep
 from domain.rewards.config import NOT_A_REWARD, RewardConfig
 from domain.runs import objectives
-from domain.runs.run import FINISHED_WITH_ADAPTER, RUNNING
-from domain.runs.settings import RunDraft, run_body_from_api
+from domain.runs.run_settings import ROUND_SETTINGS, RunSettings
+from domain.runs.settings import run_body_from_api
+from domain.runs.states import FINISHED_WITH_ADAPTER, RUNNING
 from domain.written import Written
 
 EXPERIMENTS = Actor("system", "experiments", "Experiment")
 CHOOSE_A_REWARD = "Choose a reward for RL: the metric that scores each sampled answer."
-RL_FIELDS = ("rounds", "prompts_per_round", "answers_per_prompt", "max_answer_tokens", "start_run")
+RL_FIELDS = (*ROUND_SETTINGS, "start_run")  # what an experiment's `rl` takes; the reward is its own
 
 
 def reward_line(scoring: dict[str, Any], main_metric: str, reward: dict[str, Any] | None, is_main: bool) -> str:
@@ -95,7 +96,7 @@ class ExperimentCommands:
         if errors:
             raise SettingsInvalid(errors)
         assert source is not None and scoring is not None and main_metric is not None
-        run_settings: dict[str, Any] | None = None
+        run_settings: RunSettings | None = None
         is_main = reward is None
         if reused_run is None:
             if reward is None:
@@ -110,7 +111,7 @@ class ExperimentCommands:
             }
             draft = run_body_from_api(body)
             run_settings = self._checked_settings(org_id, project, draft)  # type: ignore[attr-defined]
-            reward = run_settings["training"]["rl"]["reward"]
+            reward = run_settings.reward
         else:
             reward = None
         experiment = Experiment(
@@ -201,8 +202,7 @@ class ExperimentCommands:
 
         assert experiment.run_settings is not None
         project = self.get_project(experiment.org_id, experiment.project_id)  # type: ignore[attr-defined]
-        draft = RunDraft.from_saved(experiment.run_settings)
-        settings = self._checked_settings(experiment.org_id, project, draft)  # type: ignore[attr-defined]
+        settings = self._checked_settings(experiment.org_id, project, experiment.run_settings)  # type: ignore[attr-defined]
         run = Run(org_id=experiment.org_id, project_id=experiment.project_id, settings=settings,
                   model=project.model, actor=EXPERIMENTS.to_dict())
         run.launch(EXPERIMENTS.to_dict())

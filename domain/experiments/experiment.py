@@ -11,6 +11,8 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate, event
 
 from domain.errors import IllegalTransition
+from domain.runs.run_settings import RunSettings
+from domain.runs.stored_settings import upcast_settings
 
 QUEUED, MEASURING, TRAINING, EVALUATING = "queued", "measuring", "training", "evaluating"
 COMPLETED, FAILED, STOPPED = "completed", "failed", "stopped"
@@ -27,7 +29,27 @@ LIVE = (QUEUED, MEASURING, TRAINING, EVALUATING)
 
 
 class Experiment(Aggregate):
-    @event("Created")
+    class Created(Aggregate.Created):
+        org_id: UUID
+        project_id: UUID
+        name: str
+        source: dict[str, Any]
+        scoring: dict[str, Any]
+        main_metric: str
+        max_answer_tokens: int
+        reward: dict[str, Any] | None
+        reward_is_main_metric: bool
+        run_settings: RunSettings | None
+        reused_run: UUID | None
+        baseline_id: UUID | None
+        actor: dict[str, str]
+        class_version = 2  # version 1 held the run settings as the API body: see domain/runs/stored_settings.py
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            upcast_settings(state, "run_settings")
+
+    @event(Created)
     def __init__(
         self,
         org_id: UUID,
@@ -39,7 +61,7 @@ class Experiment(Aggregate):
         max_answer_tokens: int,
         reward: dict[str, Any] | None,
         reward_is_main_metric: bool,
-        run_settings: dict[str, Any] | None,
+        run_settings: RunSettings | None,
         reused_run: UUID | None,
         baseline_id: UUID | None,
         actor: dict[str, str],
@@ -53,7 +75,7 @@ class Experiment(Aggregate):
         self.max_answer_tokens = max_answer_tokens
         self.reward = reward  # None when the experiment reuses an adapter and trains nothing
         self.reward_is_main_metric = reward_is_main_metric
-        self.run_settings = run_settings  # the RL run's settings (RunDraft.to_api()), None when reusing
+        self.run_settings = run_settings  # the RL run's settings, None when reusing
         self.reused_run = reused_run
         self.baseline_id = baseline_id  # the base model's evaluation: reused, or the one the experiment made
         self.run_id: UUID | None = reused_run

@@ -16,8 +16,8 @@ from domain.evaluations.benchmarks import BENCHMARKS, HELD_OUT_PROBLEMS, MATH_PA
 from domain.evaluations.evaluation import COMPLETED as EVALUATION_COMPLETED
 from domain.evaluations.evaluation import LIVE as EVALUATION_LIVE
 from domain.loops.loop import QUEUED, SCORE_COLUMNS, TRAINING, TrainingLoop
-from domain.runs.run import FINISHED_WITH_ADAPTER, RUNNING
-from domain.runs.settings import FIELDS_BY_NAME, RunDraft
+from domain.runs.run_settings import FIELDS_BY_NAME, RunSettings
+from domain.runs.states import FINISHED_WITH_ADAPTER, RUNNING
 from domain.written import Written
 
 LOOPS = Actor("system", "loops", "Training loop")
@@ -51,7 +51,7 @@ class LoopCommands:
         max_rounds: int,
         give_up_after: int,
         reclaim_storage: bool,
-        draft: RunDraft,
+        draft: RunSettings,
         actor: Actor,
         role: str,
         benchmark_size: int = 64,
@@ -145,7 +145,7 @@ class LoopCommands:
                 main_metric=MATH_PAIRS_MAIN_METRIC,
                 actor=LOOPS,
                 adapter_run=run.id,
-                max_answer_tokens=int(loop.run_settings["training"]["rl"]["max_answer_tokens"]),
+                max_answer_tokens=loop.run_settings.max_answer_tokens,
             )
             loop = self.get_loop(None, loop_id)
             loop.benchmark_round(written.id, LOOPS.to_dict())
@@ -177,7 +177,7 @@ class LoopCommands:
         number = len(loop.rounds) + 1
         best = loop.best_round
         start_run = str(loop.rounds[best - 1]["run_id"]) if best is not None else None
-        saved = RunDraft.from_saved(loop.run_settings)
+        saved = loop.run_settings
         # Each round takes the next seed, so it trains on prompts in a new order (and, on Math Pairs, on new
         # problems, never the benchmark's) instead of repeating round 1's from the best adapter.
         draft = saved.with_values(

@@ -11,6 +11,8 @@ from eventsourcing.domain import Aggregate, event
 
 from domain.errors import IllegalTransition
 from domain.loops import rules
+from domain.runs.run_settings import RunSettings
+from domain.runs.stored_settings import upcast_settings
 
 QUEUED, TRAINING, BENCHMARKING = "queued", "training", "benchmarking"
 FAILED, STOPPED = "failed", "stopped"
@@ -35,7 +37,26 @@ SCORE_COLUMNS = {
 
 
 class TrainingLoop(Aggregate):
-    @event("Created")
+    class Created(Aggregate.Created):
+        org_id: UUID
+        project_id: UUID
+        name: str
+        benchmark: str
+        benchmark_size: int
+        score_column: str
+        target: float
+        max_rounds: int
+        give_up_after: int
+        reclaim_storage: bool
+        run_settings: RunSettings
+        actor: dict[str, str]
+        class_version = 2  # version 1 held the run settings as the API body: see domain/runs/stored_settings.py
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            upcast_settings(state, "run_settings")
+
+    @event(Created)
     def __init__(
         self,
         org_id: UUID,
@@ -48,7 +69,7 @@ class TrainingLoop(Aggregate):
         max_rounds: int,
         give_up_after: int,
         reclaim_storage: bool,
-        run_settings: dict[str, Any],
+        run_settings: RunSettings,
         actor: dict[str, str],
     ) -> None:
         self.org_id = org_id
@@ -61,7 +82,7 @@ class TrainingLoop(Aggregate):
         self.max_rounds = max_rounds
         self.give_up_after = give_up_after
         self.reclaim_storage = reclaim_storage
-        self.run_settings = run_settings  # the RL settings every round's run takes (RunDraft.to_api())
+        self.run_settings = run_settings  # the RL settings every round's run takes
         self.state = QUEUED
         self.rounds: list[dict[str, Any]] = []  # {number, run_id, evaluation_id, score}
         self.failure: str | None = None

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from domain.runs.settings import ALL_FIELDS
+from domain.runs.run_settings import FIELDS_BY_NAME, SPECS, RunSettings
 
-NAME_LIMIT = 200  # a run's name, as saving checks it
+NAME_LIMIT = int(FIELDS_BY_NAME["name"].maximum or 0)  # a run's name, as saving checks it
 COPY_SUFFIX = " (copy)"
-TOP_LABELS = {
-    "name": "Name",
-    "kind": "Run",
-    "dataset_version": "Dataset version",
-    "baseline": "Baseline",
-}
+ADAPTER_SHAPE = ("lora_rank", "lora_alpha")  # what a run that continues an adapter takes from it
 ADAPTER_LOCKED = (
     "{label} is {value}, the adapter size of “{run}”, which this run starts from: a run that continues an adapter "
     "keeps its size and scaling. Leave it out, or give {value}."
@@ -31,42 +25,29 @@ def copy_name(name: str) -> str:
     return base[: NAME_LIMIT - len(COPY_SUFFIX)] + COPY_SUFFIX
 
 
-def changed_settings(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
-    """The labels of the settings an edit changed, in the form's order (both are `RunDraft.to_api()` bodies).
+def changed_settings(before: RunSettings, after: RunSettings) -> list[str]:
+    """The labels of the settings an edit changed, in the form's order: Name, Run, Dataset version, Baseline, the
+    form's fields, then Training provider. A setting the saved body does not hold (another objective's) counts
+    as none.
 
-    >>> from domain.runs.settings import RunDraft
-    >>> changed_settings(RunDraft().to_api(), RunDraft(name="x", rounds=3).to_api())
+    >>> changed_settings(RunSettings(), RunSettings(name="x", rounds=3))
     ['Name', 'Rounds']
     """
-    changed = [label for key, label in TOP_LABELS.items() if before.get(key) != after.get(key)]
-    old, new = _flat(before), _flat(after)
-    changed += [spec.label for spec in ALL_FIELDS if old.get(spec.name) != new.get(spec.name)]
-    if old.get("provider") != new.get("provider"):
-        changed.append("Training provider")
-    return changed
+    return [spec.label for spec in SPECS if _saved_value(before, spec.name) != _saved_value(after, spec.name)]
 
 
-def _flat(body: Mapping[str, Any]) -> dict[str, Any]:
-    """Every setting of a saved body by its field name, whatever block holds it."""
-    training = body.get("training") or {}
-    values = {key: value for key, value in training.items() if not isinstance(value, dict)}
-    for block in training.values():
-        if isinstance(block, dict):
-            values.update(block)
-    return values
+def _saved_value(settings: RunSettings, name: str) -> Any:
+    return getattr(settings, name) if settings.saves(name) else None
 
 
-def adapter_locked_problems(
-    given: Mapping[str, int], source_name: str, source_rank: int, source_alpha: int
-) -> dict[str, str]:
+def adapter_locked_problems(given: RunSettings, source: RunSettings) -> dict[str, str]:
     """000: with Start from, "Adapter size (LoRA rank) and Adapter scaling (LoRA alpha) take the source run's
-    values and can't be changed". `given`: the values the body or form named (a left-out one takes the source's)."""
+    values and can't be changed". Only a value `given` named is refused (a left-out one takes the source's)."""
     problems = {}
-    for name, label, value in (
-        ("lora_rank", "Adapter size (LoRA rank)", source_rank),
-        ("lora_alpha", "Adapter scaling (LoRA alpha)", source_alpha),
-    ):
-        if name in given and given[name] != value:
-            words = ADAPTER_LOCKED.format(label=label, value=value, run=source_name or "Untitled run")
+    for name in ADAPTER_SHAPE:
+        value = getattr(source, name)
+        if name in given.given and getattr(given, name) != value:
+            words = ADAPTER_LOCKED.format(label=FIELDS_BY_NAME[name].label, value=value,
+                                          run=source.name or "Untitled run")
             problems[name] = words if name == "lora_rank" else words.replace("adapter size", "adapter scaling")
     return problems

@@ -17,8 +17,6 @@ at SFT's rate the few parameters it has would need many more epochs to move. Its
 
 from __future__ import annotations
 
-from typing import Any
-
 RL, SFT, DPO, HEAD = "rl", "sft", "dpo", "head"
 OBJECTIVE_CHOICES: tuple[tuple[str, str], ...] = (
     (RL, "RL · reinforcement learning (GRPO)"),
@@ -28,27 +26,9 @@ OBJECTIVE_CHOICES: tuple[tuple[str, str], ...] = (
 )
 OBJECTIVE_NAMES = {RL: "RL", SFT: "SFT", DPO: "DPO", HEAD: "Head"}
 A_RUN = {RL: "an RL run", SFT: "an SFT run", DPO: "a DPO run", HEAD: "a Head run"}
-LEARNING_RATE_DEFAULTS = {RL: 0.000005, SFT: 0.0002, DPO: 0.000005, HEAD: 0.001}
-
-# (name, label, kind, default, minimum, maximum, hint): settings.py makes FieldSpecs of them
-OBJECTIVE_SETTINGS: tuple[tuple[str, str, str, Any, float, float, str], ...] = (
-    ("epochs", "Epochs", "int", 3, 1, 100, "Passes over the training examples (SFT, DPO and Head)."),
-    (
-        "batch_size",
-        "Batch size",
-        "int",
-        8,
-        1,
-        1024,
-        "Examples per optimizer step (SFT, DPO and Head); a multiple of Micro batch size.",
-    ),
-    ("beta", "DPO beta", "float", 0.1, 0.01, 10, "How strongly DPO keeps to the model it starts from."),
-)
-BLOCK_FIELDS: dict[str, tuple[str, ...]] = {
-    SFT: ("epochs", "batch_size"),
-    DPO: ("epochs", "batch_size", "beta"),
-    HEAD: ("epochs", "batch_size"),
-}
+# SFT, DPO and Head learn at their own rate where the Learning rate is left out (RL's is the setting's default,
+# domain/runs/run_settings.py); their epochs, batch size and beta are settings of their own there too.
+LEARNING_RATE_DEFAULTS = {SFT: 0.0002, DPO: 0.000005, HEAD: 0.001}
 
 OBJECTIVE_MESSAGE = (
     'Training objective must be one of: rl, sft, dpo, head (training.objective "rl", "sft", "dpo" or "head").'

@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING
 from uuid import UUID
 
-from domain.runs.settings import FIELDS
+from domain.runs.run_settings import FIELDS
 
 if TYPE_CHECKING:
     from conftest import Console

@@ -11,7 +11,8 @@ import pytest
 from domain.actors import Actor
 from domain.application import Verity
 from domain.runs.progress import RoundResult
-from domain.runs.settings import RunDraft, run_body_from_api
+from domain.runs.run_settings import RunSettings
+from domain.runs.settings import run_body_from_api
 
 OWNER = Actor("person", "owner@localhost", "owner@localhost")
 MATH_PAIRS = {"preset": "verifiable", "metric": "math_pairs"}
@@ -21,7 +22,7 @@ def body(**rl: Any) -> dict[str, Any]:
     return {"name": "math", "training": {"rl": {"reward": MATH_PAIRS, **rl}}}
 
 
-def draft(kind: str = "full", **rl: Any) -> RunDraft:
+def draft(kind: str = "full", **rl: Any) -> RunSettings:
     return run_body_from_api({**body(**rl), "kind": kind})
 
 

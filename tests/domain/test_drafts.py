@@ -8,8 +8,10 @@ from uuid import uuid4
 import pytest
 
 from domain.errors import IllegalTransition, SettingsInvalid
+from domain.runs.launch_words import launch_confirmation, prompts_per_round_words
 from domain.runs.reward import MAKES_OWN_PROMPTS, reward_label, training_prompts
-from domain.runs.settings import RunDraft, launch_confirmation, prompts_per_round_words, run_body_from_api
+from domain.runs.run_settings import RunSettings
+from domain.runs.settings import run_body_from_api
 
 MATH_PAIRS = {"preset": "verifiable", "metric": "math_pairs"}
 
@@ -24,7 +26,7 @@ def test_a_draft_is_edited_in_place_and_the_event_names_what_changed(world, owne
     v.edit_run(world.org_id, run_id, run_body_from_api({"name": "renamed", "training": {"rl": {
         "rounds": 5, "reward": {"preset": "qa", "metric": "token_f1"}}}}), owner)
     run = v.get_run(world.org_id, run_id)
-    assert (run.status, run.settings["name"], run.total_rounds) == ("Draft", "renamed", 5)
+    assert (run.status, run.settings.name, run.total_rounds) == ("Draft", "renamed", 5)
     edited = list(v.repository.event_store.get(run_id))[-1]
     assert type(edited).__name__ == "Edited" and edited.changes == ["Name", "Rounds", "Reward"]
 
@@ -61,10 +63,10 @@ def test_only_a_draft_may_be_edited_or_deleted_and_the_refusal_says_why(world, o
 def test_duplicate_names_the_copy_after_its_source(world, owner):
     v = world.verity
     copy = v.get_run(world.org_id, v.duplicate_run(world.org_id, world.saved(), owner).id)
-    assert copy.settings["name"] == "math (copy)"
+    assert copy.settings.name == "math (copy)"
     long = v.save_run(world.org_id, world.project_id, run_body_from_api(
         {"name": "x" * 200, "training": {"rl": {"reward": MATH_PAIRS}}}), owner).id
-    assert v.get_run(world.org_id, v.duplicate_run(world.org_id, long, owner).id).settings["name"] == (
+    assert v.get_run(world.org_id, v.duplicate_run(world.org_id, long, owner).id).settings.name == (
         "x" * 193 + " (copy)")  # within the 200 characters a name may have
 
 
@@ -77,8 +79,8 @@ def test_start_from_keeps_the_sources_adapter_size_and_refuses_another_in_words(
                                                   "advanced": advanced}}
         return v.get_run(world.org_id, v.save_run(world.org_id, world.project_id, run_body_from_api(body), owner).id)
 
-    assert save().settings["training"]["advanced"]["lora_rank"] == 8  # left out: the source's
-    assert save(lora_rank=8, lora_alpha=16).settings["training"]["advanced"]["lora_alpha"] == 16
+    assert save().settings.lora_rank == 8  # left out: the source's
+    assert save(lora_rank=8, lora_alpha=16).settings.lora_alpha == 16
     with pytest.raises(SettingsInvalid) as refused:
         save(lora_rank=16, lora_alpha=32)  # the product's defaults, typed: still not the source's
     assert refused.value.errors == {
@@ -106,8 +108,8 @@ def test_math_pairs_ignores_a_dataset_versions_rows_so_their_references_are_not_
     assert refused.value.errors["dataset_version"].startswith("Incompatible reference answers:")
     run_id = v.save_run(world.org_id, world.project_id, body(MATH_PAIRS), owner).id
     saved = v.get_run(world.org_id, run_id).settings
-    assert saved["dataset_version"] == str(version)  # what the person chose is kept, and said not to be used
-    assert training_prompts(saved["training"]["rl"]["reward"], saved["dataset_version"]) == MAKES_OWN_PROMPTS
+    assert saved.dataset_version == str(version)  # what the person chose is kept, and said not to be used
+    assert training_prompts(saved.reward, saved.dataset_version) == MAKES_OWN_PROMPTS
     assert MAKES_OWN_PROMPTS == "Math Pairs makes its own prompts: the Dataset version's rows are not used."
     assert training_prompts({"preset": "verifiable", "metric": "gsm8k"}, str(version)) == (
         "The Dataset version's training examples.")  # GSM8K trains on an uploaded set in its shape
@@ -124,7 +126,7 @@ def test_a_trial_with_a_baseline_takes_its_reward_as_the_full_run_would(world, o
     trial = run_body_from_api({"name": "t", "kind": "trial", "baseline": str(baseline),
                                "training": {"rl": {"reward": None}}})
     run_id = v.save_run(world.org_id, world.project_id, trial, owner).id
-    assert v.get_run(world.org_id, run_id).settings["training"]["rl"]["reward"] == (
+    assert v.get_run(world.org_id, run_id).settings.reward == (
         v.baseline_reward(world.org_id, baseline))
 
 
@@ -139,15 +141,15 @@ def test_sft_saves_its_default_batch_beside_a_larger_micro_batch():
 
 
 def test_the_launch_confirmation_and_the_numbers_speak_the_runs_own_words():
-    assert launch_confirmation(RunDraft(rounds=3)) == (
+    assert launch_confirmation(RunSettings(rounds=3)) == (
         "A full run: 3 rounds, stopped by its time limit of 2 hours at the latest.")
-    assert launch_confirmation(RunDraft(objective="sft", epochs=2)) == (
+    assert launch_confirmation(RunSettings(objective="sft", epochs=2)) == (
         "A full SFT run: 2 epochs in steps of 8 examples, stopped by its time limit of 2 hours at the latest.")
-    assert launch_confirmation(RunDraft(objective="dpo", kind="trial", trial_minutes=10)) == (
+    assert launch_confirmation(RunSettings(objective="dpo", kind="trial", trial_minutes=10)) == (
         "A trial: one epoch on up to 8 training examples and 10 minutes, then the GPU is released.")
-    assert prompts_per_round_words(RunDraft(kind="trial", prompts_per_round=16)) == "8 (a trial uses at most 8)"
-    assert prompts_per_round_words(RunDraft(kind="trial", prompts_per_round=4)) == "4"
-    assert prompts_per_round_words(RunDraft(prompts_per_round=16)) == "16"
+    assert prompts_per_round_words(RunSettings(kind="trial", prompts_per_round=16)) == "8 (a trial uses at most 8)"
+    assert prompts_per_round_words(RunSettings(kind="trial", prompts_per_round=4)) == "4"
+    assert prompts_per_round_words(RunSettings(prompts_per_round=16)) == "16"
 
 
 def test_a_custom_reward_is_worded_by_its_metrics_name_and_version():

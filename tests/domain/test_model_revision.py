@@ -10,12 +10,13 @@ import pytest
 
 from domain.errors import SettingsInvalid
 from domain.runs.run import Run
-from domain.runs.settings import RunDraft, run_body_from_api, run_body_from_form
+from domain.runs.run_settings import RunSettings
+from domain.runs.settings import run_body_from_api, run_body_from_form
 
 MATH_PAIRS = {"preset": "verifiable", "metric": "math_pairs"}
 
 
-def rl_draft(revision: str | None = None, **rl: Any) -> RunDraft:
+def rl_draft(revision: str | None = None, **rl: Any) -> RunSettings:
     return run_body_from_api(
         {"name": "math", "training": {"model_revision": revision, "rl": {"reward": MATH_PAIRS, **rl}}}
     )
@@ -43,7 +44,7 @@ def saved_with(world, owner, revision: str | None = None, **rl: Any) -> UUID:
     return world.verity.save_run(world.org_id, world.project_id, rl_draft(revision, rounds=1, **rl), owner).id
 
 
-def refusal(world, owner, draft: RunDraft) -> str:
+def refusal(world, owner, draft: RunSettings) -> str:
     with pytest.raises(SettingsInvalid) as refused:
         world.verity.save_run(world.org_id, world.project_id, draft, owner)
     return refused.value.errors["start_run"]
@@ -60,14 +61,14 @@ def test_model_revision_is_a_run_setting_of_the_api_body_and_the_form():
 def test_a_saved_run_holds_the_revision_it_will_pin(world, owner):
     def pinned(revision: str | None) -> str:
         run = world.verity.get_run(world.org_id, saved_with(world, owner, revision))
-        return run.settings["training"]["model_revision"]
+        return run.settings.model_revision
 
     assert pinned("abc123") == "abc123"
     assert pinned(None) == "main"  # the project pins none
     project_id = world.verity.create_project(world.org_id, "Pinned", "tiny-math", "v2", False, owner).id
     draft = rl_draft(None)
     run = world.verity.get_run(world.org_id, world.verity.save_run(world.org_id, project_id, draft, owner).id)
-    assert run.settings["training"]["model_revision"] == "v2"
+    assert run.settings.model_revision == "v2"
 
 
 def test_start_from_refuses_a_run_trained_on_another_revision_and_accepts_the_same(world, owner, finished):
@@ -76,8 +77,8 @@ def test_start_from_refuses_a_run_trained_on_another_revision_and_accepts_the_sa
         "Start from must be a run trained on revision abc123 of the model: that run trained main."
     )
     same = world.verity.save_run(world.org_id, world.project_id, rl_draft("main", start_run=str(on_main)), owner)
-    advanced = world.verity.get_run(world.org_id, same.id).settings["training"]["advanced"]
-    assert (advanced["lora_rank"], advanced["lora_alpha"]) == (8, 16)
+    advanced = world.verity.get_run(world.org_id, same.id).settings
+    assert (advanced.lora_rank, advanced.lora_alpha) == (8, 16)
 
     on_abc = finished(saved_with(world, owner, "abc123"))
     assert refusal(world, owner, rl_draft(None, start_run=str(on_abc))) == (
@@ -103,7 +104,8 @@ def test_a_run_saved_before_runs_had_a_revision_counts_as_the_projects(world, ow
     project_id = verity.create_project(world.org_id, "Pinned", "tiny-math", "v2", False, owner).id
     settings = rl_draft(None, rounds=1).with_values(reward={**MATH_PAIRS, "format_bonus": True}).to_api()
     del settings["training"]["model_revision"]  # as saved before this setting existed
-    old = Run(org_id=world.org_id, project_id=project_id, settings=settings, model="tiny-math", actor=owner.to_dict())
+    old = Run(org_id=world.org_id, project_id=project_id, settings=RunSettings.from_saved(settings), model="tiny-math",
+              actor=owner.to_dict())
     verity.save(old)
     finished(old.id)
 

@@ -162,14 +162,14 @@ def test_the_reward_is_required_and_checked(world, owner, draft):
     assert "no baseline yet" in errors("full", None)["reward"]
     assert "LLM judge" in errors("full", {"preset": "qa", "metric": "llm_judge"})["reward"]
     run = world.verity.get_run(world.org_id, world.saved(reward={"preset": "qa", "metric": "token_f1"}))
-    assert run.settings["training"]["rl"]["reward"]["labels"] == []  # a saved run holds the full reward
+    assert run.settings.reward["labels"] == []  # a saved run holds the full reward
 
 
 def test_start_from_must_be_a_finished_full_run_with_an_adapter_and_inherits_its_adapter_shape(world, owner, draft):
     source = world.adapter_ready(lora_rank=8, lora_alpha=16)
     run = world.verity.get_run(world.org_id, world.saved(start_run=str(source)))
-    assert run.settings["training"]["advanced"]["lora_rank"] == 8
-    assert run.settings["training"]["advanced"]["lora_alpha"] == 16
+    assert run.settings.lora_rank == 8
+    assert run.settings.lora_alpha == 16
 
     def refusal(start_run):
         with pytest.raises(SettingsInvalid) as refused:
@@ -233,7 +233,8 @@ def test_retry_makes_a_new_launched_run_linked_to_the_old_and_duplicate_a_new_dr
         v.retry_run(world.org_id, failed, owner)
     copy = v.get_run(world.org_id, v.duplicate_run(world.org_id, failed, owner).id)
     # the same settings, named after the source (Duplicate names the copy "<name> (copy)")
-    assert (copy.status, copy.duplicate_of, copy.settings) == ("Draft", failed, {**old.settings, "name": "math (copy)"})
+    assert (copy.status, copy.duplicate_of, copy.settings) == (
+        "Draft", failed, old.settings.with_values(name="math (copy)"))
 
 
 def test_a_trial_reports_and_completes_without_an_adapter(world):

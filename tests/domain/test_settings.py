@@ -5,14 +5,9 @@ from __future__ import annotations
 import pytest
 
 from domain.errors import SettingsInvalid
-from domain.runs.settings import (
-    FIELDS,
-    FIELDS_BY_NAME,
-    RunDraft,
-    run_body_from_api,
-    run_body_from_form,
-    trial_confirmation,
-)
+from domain.runs.launch_words import trial_confirmation
+from domain.runs.run_settings import FIELDS, FIELDS_BY_NAME, RunSettings
+from domain.runs.settings import run_body_from_api, run_body_from_form
 
 RL = {"rounds", "prompts_per_round", "answers_per_prompt", "max_answer_tokens", "start_run", "reward"}
 TRAINING = {"time_limit_hours", "price_limit_per_hour", "trial_minutes", "model_revision"}
@@ -71,7 +66,7 @@ def refusal(body: dict) -> dict[str, str]:
 
 
 def test_defaults_fill_every_field_of_the_api_body():
-    body = RunDraft().to_api()
+    body = RunSettings().to_api()
     assert body["training"]["objective"] == "rl" and body["training"]["method"] == "lora"
     assert body["training"]["rl"] == {
         "rounds": 20,
@@ -82,8 +77,8 @@ def test_defaults_fill_every_field_of_the_api_body():
         "reward": None,
     }
     assert body["training"]["advanced"]["learning_rate"] == 0.000005
-    assert run_body_from_api({}) == RunDraft()
-    assert RunDraft.from_saved(body) == RunDraft()
+    assert run_body_from_api({}) == RunSettings()
+    assert RunSettings.from_saved(body) == RunSettings()
     assert {spec.name for spec in FIELDS} == RL | TRAINING | {
         "learning_rate",
         "training_window",

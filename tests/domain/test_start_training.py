@@ -7,9 +7,10 @@ from uuid import UUID
 
 import pytest
 
+from domain.access.roles import ROLE_NEEDED
 from domain.actors import Actor
-from domain.application import AGENT_NEEDS_BASELINE, PRO_PLAN_NEEDED, ROLE_NEEDED
 from domain.errors import NotAllowed, NotReady, SettingsInvalid
+from domain.runs.commands import AGENT_NEEDS_BASELINE, PRO_PLAN_NEEDED
 from domain.runs.settings import run_body_from_api
 
 AGENT = Actor("token", "t-1", "token agent")
@@ -44,8 +45,8 @@ def test_the_reward_is_the_baseline_s_main_metric_and_the_run_is_saved_and_launc
     written = world.verity.start_training(world.org_id, world.project_id, _agent_draft(baseline, kind), AGENT,
                                           "member")
     run = world.verity.get_run(world.org_id, written.id)
-    assert run.state == "queued" and run.settings["kind"] == kind
-    reward = run.settings["training"]["rl"]["reward"]
+    assert run.state == "queued" and run.settings.kind == kind
+    reward = run.settings.reward
     assert (reward["preset"], reward["metric"], reward["format_bonus"]) == ("verifiable", "math_pairs", True)
     events = list(world.verity.events.get(written.id))
     assert [type(e).__qualname__.rsplit(".", 1)[-1] for e in events] == ["Saved", "Launched"]
@@ -86,5 +87,5 @@ def test_a_worker_that_cannot_train_it_refuses_the_start_with_its_words_and_reco
         world.verity.start_training(world.org_id, world.project_id, _agent_draft(baseline), AGENT, "member",
                                     readiness=not_ready)
     assert refused.value.message == "The local worker has no GPU for this run."
-    assert asked[0]["training"]["rl"]["reward"]["metric"] == "math_pairs"  # asked of the settings it would save
+    assert asked[0].reward["metric"] == "math_pairs"  # asked of the settings it would save
     assert _position(world) == before

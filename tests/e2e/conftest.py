@@ -22,9 +22,9 @@ import pytest
 from litestar.testing import TestClient
 
 from app.factory import create_app
+from app.shell.jobs import JOBS
 from domain.actors import Actor
 from jobs.config import JobsConfig
-from jobs.merge import declare_merge_actor, merge_sender
 from jobs.service import JobsHandle, start
 from migrations import apply_migrations
 from projections.runner import ProjectionRunner
@@ -179,8 +179,8 @@ def _serve(settings: Settings, config: JobsConfig, on_child=None) -> Iterator[Si
     runner = ProjectionRunner(verity, read_models)
     runner.run_once()
     handle = start(settings, verity, read_models, config=config, on_child=on_child)
-    merger = merge_sender(declare_merge_actor(handle.jobs.broker, handle.ctx))  # as `verity serve` wires it
-    app = create_app(verity, read_models, runner=runner, launcher=handle.launch, merger=merger)
+    app = create_app(verity, read_models, runner=runner)
+    app.state[JOBS] = handle  # as `verity serve` wires it: the jobs follow the log, the console only records
     with TestClient(app) as client:
         if hasattr(verity, "issue_token"):  # the API as a script uses it: with an owner's token
             issued = verity.issue_token(org_id, "end-to-end tests", "owner", TESTER, "owner")

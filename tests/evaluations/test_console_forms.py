@@ -78,10 +78,10 @@ def test_a_loop_started_as_the_form_shows_it_trains_with_the_projects_own_number
     created = console.post("/loops/new", data=values, follow_redirects=False)
     assert created.status_code == 303, created.text
     loop = console.verity.get_loop(console.org_id, UUID(created.headers["location"].rsplit("/", 1)[-1]))
-    training = loop.run_settings["training"]
-    assert training["rl"]["rounds"] == 3 and training["advanced"]["learning_rate"] == 0.0005  # as typed
+    training = loop.run_settings
+    assert training.rounds == 3 and training.learning_rate == 0.0005  # as typed
     # what the form does not show comes from the Demo project too, not from the product's GPU-sized defaults
-    assert (training["advanced"]["micro_batch_size"], training["advanced"]["training_window"]) == (32, 256)
+    assert (training.micro_batch_size, training.training_window) == (32, 256)
 
 
 def test_an_experiment_page_shows_the_reward_and_the_api_creates_one(console):
@@ -132,8 +132,8 @@ def test_configure_offers_completed_baselines_and_the_reward_taken_from_one(cons
     saved = console.post("/runs", data=chosen, follow_redirects=False)
     assert saved.status_code == 303, saved.text
     run = v.get_run(console.org_id, UUID(saved.headers["location"].rsplit("/", 1)[-1]))
-    assert run.settings["baseline"] == str(baseline_id)
-    assert run.settings["training"]["rl"]["reward"] == v.baseline_reward(console.org_id, baseline_id)
+    assert run.settings.baseline == str(baseline_id)
+    assert run.settings.reward == v.baseline_reward(console.org_id, baseline_id)
 
 
 # --- New experiment ------------------------------------------------------------------------------------------------
@@ -180,7 +180,7 @@ def test_new_experiment_form_starts_one_rewarded_by_the_evaluations_main_metric(
     experiment_id = UUID(created.headers["location"].rsplit("/", 1)[-1])
     experiment = console.verity.get_experiment(console.org_id, experiment_id)
     assert experiment.reward_is_main_metric and experiment.reward["metric"] == "math_pairs" and experiment.trains
-    assert experiment.run_settings["training"]["rl"]["rounds"] == 1
+    assert experiment.run_settings.rounds == 1
     assert experiment.source == {"kind": "benchmark", "name": "math_pairs_held_out", "count": 64}
     shown = html.unescape(console.get(f"/experiments/{experiment_id}").text)
     assert "Reward: the evaluation's main metric (Math Pairs" in shown and "Queued" in shown

@@ -19,7 +19,6 @@ from domain.actors import Actor
 from domain.application import Verity
 from domain.runs.settings import run_body_from_api
 from jobs.config import JobsConfig
-from jobs.evaluations import EvaluationJobs, declare_evaluation_actors
 from jobs.service import JobsHandle, start
 from migrations import apply_migrations
 from projections import evaluations as reads
@@ -41,12 +40,25 @@ FAST = JobsConfig(heartbeat_seconds=0.5, stale_after_seconds=30.0, reconcile_eve
                   cancel_poll_seconds=0.5, terminate_grace_seconds=3.0)
 
 
+class SentFromTheLog:
+    """What a console once sent after each command: the jobs now send it as they follow the event log, so each of
+    these waits until they have sent what is recorded."""
+
+    def __init__(self, handle: JobsHandle, verity: Verity) -> None:
+        self.handle, self.verity = handle, verity
+
+    def _sent(self, _: UUID) -> None:
+        assert self.handle.wait_sent(self.verity.recorder.max_notification_id() or 0, timeout=30)
+
+    launch = send_evaluation = send_loop_step = send_experiment_step = _sent
+
+
 @dataclass
 class Site:
     verity: Verity
     read_models: Any
-    handle: JobsHandle
-    jobs: EvaluationJobs
+    handle: SentFromTheLog
+    jobs: SentFromTheLog
     org_id: UUID
     project_id: UUID
 
@@ -97,9 +109,9 @@ def site_fixture(tmp_path_factory) -> Iterator[Site]:
     org_id = verity.create_organization("Acme", "pro", OWNER).id
     project_id = verity.create_project(org_id, "Demo", str(_tiny_model_dir()), None, False, OWNER).id
     handle = start(settings, verity, read_models, config=FAST)
-    jobs = declare_evaluation_actors(handle.jobs.broker, handle.ctx)
+    sent = SentFromTheLog(handle, verity)
     try:
-        yield Site(verity, read_models, handle, jobs, org_id, project_id)
+        yield Site(verity, read_models, sent, sent, org_id, project_id)
     finally:
         handle.stop()
         runner.stop()
@@ -119,7 +131,7 @@ def test_a_baseline_gives_a_run_its_reward_and_the_adapter_is_scored_against_it(
     body = {"name": "from the baseline", "baseline": str(baseline_id),
             "training": {"rl": {**TINY, "reward": None}, "advanced": ADVANCED}}
     run_id = v.save_run(site.org_id, site.project_id, run_body_from_api(body), OWNER).id
-    reward = v.get_run(site.org_id, run_id).settings["training"]["rl"]["reward"]
+    reward = v.get_run(site.org_id, run_id).settings.reward
     assert (reward["metric"], reward["format_bonus"]) == ("math_pairs", True)  # the baseline's scoring
     v.launch_run(site.org_id, run_id, OWNER, "owner")
     site.handle.launch(run_id)

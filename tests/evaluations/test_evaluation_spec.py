@@ -19,7 +19,7 @@ def test_an_adapter_is_scored_on_the_revision_its_run_trained_on(world: World, t
     baseline_id = world.completed(world.evaluation())
     run_id = world.finished_run(baseline=str(baseline_id), training={
         "model_revision": "abc1234", "rl": {"rounds": 1, "reward": None}})
-    assert world.verity.get_run(world.org_id, run_id).settings["training"]["model_revision"] == "abc1234"
+    assert world.verity.get_run(world.org_id, run_id).settings.model_revision == "abc1234"
     scored = world.verity.score_against_baseline(world.org_id, run_id, OWNER).id
     ctx = _context(world, tmp_path)
     assert model_revision(ctx, world.verity.get_evaluation(world.org_id, scored)) == "abc1234"

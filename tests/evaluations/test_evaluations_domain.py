@@ -18,9 +18,9 @@ def test_a_full_run_without_a_reward_or_baseline_is_refused_as_today(world):
 def test_a_full_run_takes_its_reward_from_a_completed_baseline(world):
     baseline = world.completed(world.evaluation())
     run = world.verity.get_run(world.org_id, world.finished_run(baseline=str(baseline)))
-    reward = run.settings["training"]["rl"]["reward"]
+    reward = run.settings.reward
     assert (reward["preset"], reward["metric"], reward["format_bonus"]) == ("verifiable", "math_pairs", True)
-    assert run.settings["baseline"] == str(baseline)
+    assert run.settings.baseline == str(baseline)
     assert TAKEN_FROM_BASELINE.startswith("Taken from the baseline's scoring and main metric.")
 
 
@@ -104,8 +104,8 @@ def test_a_loop_trains_from_the_best_round_benchmarks_and_plateaus(world):
         assert step.action == "train"
         run = v.get_run(None, step.target_id)
         expected_start = None if number == 1 else str(v.get_loop(None, loop_id).rounds[0]["run_id"])
-        assert run.settings["training"]["rl"]["start_run"] == expected_start
-        assert run.settings["training"]["advanced"]["seed"] == 7 + number - 1  # new prompts each round
+        assert run.settings.start_run == expected_start
+        assert run.settings.seed == 7 + number - 1  # new prompts each round
         _finish(world, step.target_id)
         step = v.advance_loop(loop_id)
         assert step.action == "evaluate" and v.get_loop(None, loop_id).status == "Benchmarking"

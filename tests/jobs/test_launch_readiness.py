@@ -8,6 +8,7 @@ import socket
 
 import pytest
 
+from domain.runs.run_settings import RunSettings
 from jobs import readiness
 from jobs.readiness import gsm8k_unavailable, launch_readiness, needs_public_gsm8k
 
@@ -15,8 +16,8 @@ ADVICE = "Upload GSM8K as a Dataset version, or set VERITY_GSM8K_SOURCE."
 GSM8K = {"preset": "verifiable", "metric": "gsm8k", "format_bonus": True}
 
 
-def gsm8k_run(**body: object) -> dict:
-    return {"kind": "trial", "dataset_version": None, "training": {"objective": "rl", "rl": {"reward": GSM8K}}, **body}
+def gsm8k_run(**settings: object) -> RunSettings:
+    return RunSettings(**{"kind": "trial", "dataset_version": None, "objective": "rl", "reward": GSM8K, **settings})
 
 
 def closed_port() -> int:
@@ -33,10 +34,9 @@ def fresh_answers(monkeypatch):
 def test_only_a_gsm8k_run_without_a_version_needs_the_public_set() -> None:
     assert needs_public_gsm8k(gsm8k_run())
     assert not needs_public_gsm8k(gsm8k_run(dataset_version="a-version"))
-    math_pairs = gsm8k_run()
-    math_pairs["training"]["rl"]["reward"] = {"preset": "verifiable", "metric": "math_pairs"}
+    math_pairs = gsm8k_run(reward={"preset": "verifiable", "metric": "math_pairs"})
     assert not needs_public_gsm8k(math_pairs)
-    assert not needs_public_gsm8k({"training": {"objective": "sft"}, "dataset_version": None})
+    assert not needs_public_gsm8k(RunSettings(objective="sft", dataset_version=None))
 
 
 def test_a_configured_source_that_is_not_there_is_refused_in_words(tmp_path) -> None:
@@ -71,7 +71,6 @@ def test_only_runs_for_this_process_own_worker_are_checked(monkeypatch, tmp_path
     monkeypatch.setenv("VERITY_GSM8K_SOURCE", str(tmp_path / "nowhere.jsonl"))
     check = launch_readiness(["local"])
     assert check(gsm8k_run()).startswith("GSM8K can't be loaded on this worker")
-    elsewhere = gsm8k_run()
-    elsewhere["training"]["provider"] = "h100-pool"  # its workers are other machines, with their own environment
+    elsewhere = gsm8k_run(provider="h100-pool")  # its workers are other machines, with their own environment
     assert check(elsewhere) is None
     assert launch_readiness([])(gsm8k_run()) is None  # a broker: no worker in this process

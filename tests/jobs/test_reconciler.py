@@ -13,7 +13,7 @@ from domain.runs.progress import RoundResult
 from jobs.reconciler import KEPT_ADAPTER_NOTE, reconcile
 from jobs.service import start
 from projections.runner import decode
-from projections.views import sentence
+from projections.timeline import sentence
 
 if TYPE_CHECKING:
     from conftest import World

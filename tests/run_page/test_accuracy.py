@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from domain.rewards.config import RewardConfig
 from domain.rewards.registry import build_grader
-from trainer.loop import score_answers
 from trainer.sampling import SampledAnswer
+from trainer.scoring import score_answers
 
 
 class CharTokenizer:

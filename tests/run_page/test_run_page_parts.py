@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from uuid import UUID
 
 import pytest
+from consoles import jobs_following_the_log
 from litestar.testing import TestClient
 
 from app.auth.testing import sign_in_as
 from app.factory import create_app
+from app.shell.jobs import JOBS
 from domain.actors import Actor
 from domain.application import Verity
 from domain.runs.progress import RoundResult, TrialReport
@@ -108,8 +110,9 @@ def page(sqlite_settings: Settings) -> Iterator[Page]:
     runner.run_once()
     storage = open_storage(sqlite_settings)
     merged = SentMerges()
-    app = create_app(verity, read_models, runner=runner, storage=storage, merger=merged.append, debug=True)
-    with TestClient(app) as client:
+    app = create_app(verity, read_models, runner=runner, storage=storage, debug=True)
+    with jobs_following_the_log(sqlite_settings, verity, merge=merged.append) as jobs, TestClient(app) as client:
+        app.state[JOBS] = jobs  # the jobs follow the event log and send each merge to `merged`
         sign_in_as(client, verity, read_models, org_id)
         yield Page(client, verity, read_models, storage, org_id, project_id, merged)
 

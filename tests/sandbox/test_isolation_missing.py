@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from trainer_specs import rl_settings
 
 from domain.rewards.types import AnswerScore
 from trainer.loop import run
@@ -91,6 +92,7 @@ def test_a_run_whose_metric_cannot_be_walled_off_fails_before_the_model_loads(no
             "validation_rows": [{"prompt": [{"role": "user", "content": "2+2?"}], "reference": "4"}],
             "storage": {"location": str(tmp_path / "storage")},
             "deadline": 4_102_444_800,
+            **rl_settings(),
         }
     )
     records: list = []

@@ -14,7 +14,8 @@ from domain.actors import Actor
 from domain.application import Verity
 from domain.errors import SettingsInvalid
 from domain.runs.progress import RoundResult, StepLog
-from domain.runs.settings import RunDraft, run_body_from_api
+from domain.runs.run_settings import RunSettings
+from domain.runs.settings import run_body_from_api
 from projections.runner import ProjectionRunner
 from verity.wiring import build_application, build_read_models, ensure_default_organization
 
@@ -28,7 +29,7 @@ def body(objective: str, version: UUID | str | None, name: str | None = None, **
             "training": {"objective": objective, **training}}
 
 
-def finished(verity: Verity, org_id: UUID, project_id: UUID, draft: RunDraft) -> UUID:
+def finished(verity: Verity, org_id: UUID, project_id: UUID, draft: RunSettings) -> UUID:
     """A saved run that trained two steps and kept its adapter."""
     run_id = verity.save_run(org_id, project_id, draft, OWNER).id
     verity.launch_run(org_id, run_id, OWNER, "member")
@@ -59,7 +60,7 @@ def test_head_takes_sft_settings_with_its_own_learning_rate_and_says_what_is_wro
         "head", 0.001, 3, 8, 8)
     saved = head.to_api()
     assert saved["training"]["head"] == {"epochs": 3, "batch_size": 8} and "sft" not in saved["training"]
-    assert RunDraft.from_saved(saved) == head
+    assert RunSettings.from_saved(saved) == head
     assert run_body_from_api(body("head", None, advanced={"learning_rate": 0.0002})).learning_rate == 0.0002
     with pytest.raises(SettingsInvalid) as refused:
         run_body_from_api(body("head", None, head={"epochs": 0, "batch_size": 12}, advanced={"learning_rate": 0.01}))
@@ -85,8 +86,8 @@ def test_a_head_run_trains_on_the_free_plan_and_rl_starts_from_its_adapter_while
 
     rl = run_body_from_api({"name": "rl", "training": {"rl": {"start_run": str(head_id), "reward": MATH_PAIRS}}})
     rl_id = verity.save_run(org_id, project_id, rl, OWNER).id
-    advanced = verity.get_run(org_id, rl_id).settings["training"]["advanced"]
-    assert (advanced["lora_rank"], advanced["lora_alpha"]) == (8, 16)  # the head's matrices fit the new adapter
+    advanced = verity.get_run(org_id, rl_id).settings
+    assert (advanced.lora_rank, advanced.lora_alpha) == (8, 16)  # the head's matrices fit the new adapter
 
     sft_message = (
         "SFT can't continue the adapter of “head on chats”: it trains the output head (a Head run's adapter, or one "
@@ -108,7 +109,7 @@ def test_a_head_run_trains_on_the_free_plan_and_rl_starts_from_its_adapter_while
     )}
     again = verity.save_run(org_id, project_id, run_body_from_api(
         body("head", version, rl={"start_run": str(head_id)})), OWNER).id
-    assert verity.get_run(org_id, again).settings["training"]["rl"]["start_run"] == str(head_id)
+    assert verity.get_run(org_id, again).settings.start_run == str(head_id)
 
 
 def test_an_rl_run_from_a_head_run_keeps_the_head_so_dpo_may_not_continue_it_either():
@@ -141,7 +142,7 @@ def test_retry_and_duplicate_keep_a_head_runs_settings():
     copy = verity.duplicate_run(org_id, head_id, OWNER).id
     original = verity.get_run(org_id, head_id).settings
     assert verity.get_run(org_id, retried).settings == original
-    assert verity.get_run(org_id, copy).settings == {**original, "name": "head (copy)"}  # Duplicate names the copy
+    assert verity.get_run(org_id, copy).settings == original.with_values(name="head (copy)")  # Duplicate names the copy
     assert verity.get_run(org_id, retried).state == "queued" and verity.get_run(org_id, copy).state == "draft"
 
 

@@ -14,11 +14,12 @@ import pytest
 import torch
 from peft import PeftModel
 from safetensors.torch import load_file
+from trainer_specs import rl_settings, split_settings, tune_settings
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from jobs.merge import merge_into_checkpoint
 from trainer.head import build_head_trainer, padded_batch, tokenized_rows
 from trainer.loop import run
+from trainer.merge import MergeSpec, merge_into_checkpoint
 from trainer.model_loading import load_policy, load_tokenizer
 from trainer.spec import RunSpec
 from trainer.storage import file_sha256
@@ -32,11 +33,14 @@ HEAD_ADAPTER = {"base_model.model.lm_head.lora_A.weight", "base_model.model.lm_h
 
 
 def head_spec(model_dir: Path, storage: Path, **settings) -> TuneSpec:
+    named, spec_only = split_settings({"objective": "head", "epochs": 3, "batch_size": 16, "micro_batch_size": 16,
+                                       "training_window": 128, "learning_rate": 1e-3, **settings})
+    train_rows = math_pairs_rows(seed=41, count=48)
     return TuneSpec.from_dict({
-        "run_id": "head-1", "objective": "head", "model": {"path_or_id": str(model_dir)},
-        "train_rows": math_pairs_rows(seed=41, count=48), "validation_rows": math_pairs_rows(seed=42, count=16),
-        "storage": {"location": str(storage)}, "deadline": NO_LIMIT, "epochs": 3, "batch_size": 16,
-        "micro_batch_size": 16, "training_window": 128, "learning_rate": 1e-3, **settings,
+        "run_id": "head-1", "objective": named["objective"], "model": {"path_or_id": str(model_dir)},
+        "train_rows": train_rows, "validation_rows": math_pairs_rows(seed=42, count=16),
+        "storage": {"location": str(storage)}, "deadline": NO_LIMIT, **tune_settings(len(train_rows), **named),
+        **spec_only,
     })
 
 
@@ -112,10 +116,10 @@ def test_only_the_heads_adapter_changed_and_the_tied_input_embedding_stayed(head
 def test_merge_model_gives_the_head_its_own_weight_and_answers_as_the_adapter(head_run, tiny_model_dir, tmp_path):
     _, storage, *_ = head_run
     adapter = storage / "runs" / "head-1" / "adapter"
-    summary = merge_into_checkpoint({
+    summary = merge_into_checkpoint(MergeSpec.from_dict({
         "run_id": "head-1", "model": str(tiny_model_dir), "adapter": str(adapter), "best_round": 9,
         "storage": {"location": str(storage), "endpoint_url": None},
-    })
+    }))
     merged = AutoModelForCausalLM.from_pretrained(summary["location"], dtype=torch.float32)
     base = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32)
     with_adapter = PeftModel.from_pretrained(
@@ -137,9 +141,9 @@ def test_rl_starts_from_a_head_adapter_keeping_its_head_and_training_every_linea
         "run_id": "rl-from-head", "model": {"path_or_id": str(tiny_model_dir)},
         "reward": {"config": {"preset": "verifiable", "metric": "math_pairs", "format_bonus": False}},
         "train_rows": math_pairs_rows(seed=11, count=64), "validation_rows": math_pairs_rows(seed=12, count=16),
-        "storage": {"location": str(tmp_path)}, "deadline": NO_LIMIT, "rounds": 1, "prompts_per_round": 8,
-        "answers_per_prompt": 4, "max_answer_tokens": 8, "learning_rate": 5e-4, "micro_batch_size": 32,
-        "training_window": 128,
+        "storage": {"location": str(tmp_path)}, "deadline": NO_LIMIT,
+        **rl_settings(rounds=1, prompts_per_round=8, answers_per_prompt=4, max_answer_tokens=8, learning_rate=5e-4,
+                      micro_batch_size=32, training_window=128),
         "start_adapter": {"path": saved.location, "sha256": saved.sha256, "size_bytes": saved.size_bytes},
     })
     policy = load_policy(rl, load_tokenizer(rl), trains="linear")

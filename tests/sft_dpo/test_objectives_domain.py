@@ -10,7 +10,8 @@ from domain.actors import Actor
 from domain.application import Verity
 from domain.errors import IllegalTransition, SettingsInvalid
 from domain.runs.progress import StepLog
-from domain.runs.settings import RunDraft, run_body_from_api
+from domain.runs.run_settings import RunSettings
+from domain.runs.settings import run_body_from_api
 
 OWNER = Actor("person", "owner@localhost", "owner@localhost")
 
@@ -42,7 +43,7 @@ def test_sft_and_dpo_take_their_own_defaults_and_bounds():
     assert (dpo.learning_rate, dpo.beta) == (0.000005, 0.1)
     saved = sft.to_api()
     assert saved["training"]["objective"] == "sft" and saved["training"]["sft"] == {"epochs": 3, "batch_size": 8}
-    assert RunDraft.from_saved(saved) == sft
+    assert RunSettings.from_saved(saved) == sft
     with pytest.raises(SettingsInvalid) as refused:
         run_body_from_api({"training": {"objective": "sft", "sft": {"batch_size": 12, "epochs": 0}}})
     assert refused.value.errors == {  # every bad field at once
@@ -80,7 +81,7 @@ def test_an_sft_run_logs_steps_keeps_its_adapter_and_an_rl_run_starts_from_it():
     rl = run_body_from_api({"name": "rl", "training": {
         "rl": {"start_run": str(run_id), "reward": {"preset": "verifiable", "metric": "math_pairs"}}}})
     rl_id = verity.save_run(org_id, project_id, rl, OWNER).id
-    advanced = verity.get_run(org_id, rl_id).settings["training"]["advanced"]
-    assert (advanced["lora_rank"], advanced["lora_alpha"]) == (8, 16)
+    advanced = verity.get_run(org_id, rl_id).settings
+    assert (advanced.lora_rank, advanced.lora_alpha) == (8, 16)
     with pytest.raises(IllegalTransition):  # an RL run scores rounds
         verity.record_step_logged(rl_id, StepLog(1, 2, 0.5, 1.5, 0.2))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from trainer_specs import tune_settings
 
 from trainer.model_loading import load_tokenizer
 from trainer.sft import build_sft_trainer
@@ -27,7 +28,8 @@ def trained_text(tiny_model_dir, tmp_path, template: str | None) -> str:
     spec = TuneSpec.from_dict({
         "run_id": "sft-turns", "objective": "sft", "model": {"path_or_id": str(tiny_model_dir)},
         "train_rows": [CONVERSATION], "validation_rows": [CONVERSATION], "storage": {"location": str(tmp_path)},
-        "deadline": 4_102_444_800, "epochs": 1, "batch_size": 1, "micro_batch_size": 1, "training_window": 128,
+        "deadline": 4_102_444_800,
+        **tune_settings(1, objective="sft", epochs=1, batch_size=1, micro_batch_size=1, training_window=128),
     })
     tokenizer = load_tokenizer(spec)
     if template is not None:

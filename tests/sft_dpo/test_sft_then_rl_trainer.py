@@ -6,6 +6,7 @@ through the API in tests/e2e/test_sft_then_rl.py (one training of each kind keep
 from __future__ import annotations
 
 import pytest
+from trainer_specs import tune_settings
 
 from trainer.dpo import build_dpo_trainer
 from trainer.tiny_model import math_pairs_rows
@@ -17,11 +18,11 @@ NO_LIMIT = 4_102_444_800
 
 
 def tune_spec(model_dir, storage, objective: str, rows: list[dict], **settings) -> TuneSpec:
+    named = {"epochs": 1, "batch_size": 16, "micro_batch_size": 16, "training_window": 128, **settings}
     return TuneSpec.from_dict({
         "run_id": f"{objective}-1", "objective": objective, "model": {"path_or_id": str(model_dir)},
         "train_rows": rows, "validation_rows": rows[:16], "storage": {"location": str(storage)},
-        "deadline": NO_LIMIT, "epochs": 1, "batch_size": 16, "micro_batch_size": 16, "training_window": 128,
-        **settings,
+        "deadline": NO_LIMIT, **tune_settings(len(rows), objective=objective, **named),
     })
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from trainer_specs import rl_settings, split_settings
 
 from domain.rewards.types import AnswerScore
 
@@ -33,11 +34,28 @@ def final_number_grader() -> FinalNumberGrader:
     return FinalNumberGrader()
 
 
+TINY_RUN = {  # a run's settings the tiny model learns with in seconds
+    "rounds": 4,
+    "prompts_per_round": 8,
+    "answers_per_prompt": 8,
+    "max_answer_tokens": 8,
+    "learning_rate": 5e-4,
+    "micro_batch_size": 32,
+    "training_window": 128,
+    "seed": 0,
+}
+
+
 def make_spec(model_dir: Path, storage: str | dict, **settings):
-    """A small run on the tiny model's Math Pairs task; `settings` override the RL settings."""
+    """A small run on the tiny model's Math Pairs task; `settings` override the run's settings (as the jobs turn
+    them into the spec's: `trial=True` is a trial of that run, `full_time_limit_hours` its Time limit) or the
+    spec's own (`validation_sample_size`, `deadline`, `reward`, ...)."""
     from trainer.spec import RunSpec
     from trainer.tiny_model import math_pairs_rows
 
+    if "full_time_limit_hours" in settings:
+        settings["time_limit_hours"] = settings.pop("full_time_limit_hours")
+    chosen, spec_only = split_settings(settings)
     values = {
         "run_id": "run-1",
         "model": {"path_or_id": str(model_dir)},
@@ -46,16 +64,9 @@ def make_spec(model_dir: Path, storage: str | dict, **settings):
         "validation_rows": math_pairs_rows(seed=12, count=64),
         "storage": storage if isinstance(storage, dict) else {"location": str(storage)},
         "deadline": 4_102_444_800,  # 2100: no time limit in play
-        "rounds": 4,
-        "prompts_per_round": 8,
-        "answers_per_prompt": 8,
-        "max_answer_tokens": 8,
-        "learning_rate": 5e-4,
-        "micro_batch_size": 32,
-        "training_window": 128,
-        "seed": 0,
+        **rl_settings(**{**TINY_RUN, **chosen}),
     }
-    values.update(settings)
+    values.update(spec_only)
     return RunSpec.from_dict(values)
 
 

@@ -11,7 +11,9 @@ import pytest
 import torch
 
 from trainer import messages
-from trainer.loop import _vllm_is_a_cpu_build, make_backend, run
+from trainer.backends import make_backend
+from trainer.backends import vllm_is_a_cpu_build as _vllm_is_a_cpu_build
+from trainer.loop import run
 from trainer.tiny_model import math_pairs_rows
 
 pytestmark = pytest.mark.slow
@@ -159,7 +161,8 @@ def test_a_custom_metric_failing_too_often_on_the_starting_adapter_fails_the_run
 def test_round_zero_fails_on_more_than_a_tenth_of_the_validation_answers_failing_as_every_round_does(
     run_spec, tmp_path
 ):
-    from trainer.loop import ScoredRound, _too_many_metric_failures
+    from trainer.endings import too_many_metric_failures as _too_many_metric_failures
+    from trainer.scoring import ScoredRound
 
     spec = run_spec(tmp_path, reward=custom_reward(STRICT_METRIC))
 

@@ -92,9 +92,10 @@ def test_the_saved_adapter_is_the_best_rounds_and_matches_its_checksum(finished_
     # Reloaded, the adapter answers the validation sample exactly as its round did.
     import torch
 
-    from trainer.loop import _prompt_ids, score_answers
     from trainer.reward import build_reward
     from trainer.sampling import TransformersBackend
+    from trainer.scoring import score_answers
+    from trainer.tokenizing import prompt_ids as _prompt_ids
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
     model = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(tiny_model_dir), saved.location)

@@ -14,8 +14,8 @@ from trainer.grpo import (
     build_shared_prompt_batch,
     shared_prompt_logprobs_and_entropy,
 )
-from trainer.loop import score_answers
 from trainer.sampling import SampledAnswer, TransformersBackend
+from trainer.scoring import score_answers
 from trainer.tiny_model import math_pairs_rows
 
 

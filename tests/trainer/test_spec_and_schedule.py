@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from trainer_specs import rl_settings
 
 from trainer.progress import PhaseSeconds, RoundScored, record_from_dict, record_to_dict
 from trainer.schedule import PromptSchedule, validation_sample
@@ -18,6 +19,7 @@ MINIMAL = {
     "train_rows": [{"prompt": [{"role": "user", "content": "What is 2+3?"}], "reference": "5"}],
     "validation_rows": [{"prompt": [{"role": "user", "content": "What is 4*5?"}], "reference": "20"}],
     "deadline": "2030-01-01T00:00:00+00:00",
+    **rl_settings(),  # a full run with the product's settings, as the jobs write it
 }
 
 

@@ -25,8 +25,8 @@ from contextlib import contextmanager
 import pytest
 import torch
 
-from trainer.loop import _prompt_ids
 from trainer.model_loading import load_policy, load_tokenizer
+from trainer.tokenizing import prompt_ids as _prompt_ids
 
 
 def _why_vllm_cannot_run() -> str | None:

@@ -1,0 +1,191 @@
+"""The reads of runs: the Runs list, the runs a worker holds, and one run's detail, rounds, samples, steps and
+timeline. A mixin of `TableReadModels` (projections/store.py), which gives it `tables`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from uuid import UUID
+
+from domain.runs import messages
+from domain.runs.objectives import OBJECTIVE_NAMES
+from domain.runs.run import RUNNING
+from domain.runs.run_settings import RunSettings
+from projections.rows import RolloutFileRow, RoundRow, RunDetail, RunRow, StepRow, TimelineEntry
+from projections.tables import Row, Tables
+
+LIVE_STATES = ("queued", "preparing", "training", "saving_adapter")
+
+
+def is_live(state: str, kind: str, stopped: bool) -> bool:
+    """Whether more will happen to a run by itself. A full run that did all its rounds shows Adapter ready and
+    then Completed; one that stopped early (time limit, metric failures, memory) stays Adapter ready: it ended.
+    """
+    return state in LIVE_STATES or (state == "adapter_ready" and kind == "full" and not stopped)
+
+
+def _uuid(value: str | None) -> UUID | None:
+    return UUID(value) if value else None
+
+
+def _json(value: str | None) -> Any:
+    return json.loads(value) if value else None
+
+
+def _run_row(r: Row) -> RunRow:
+    return RunRow(
+        id=UUID(r["id"]),
+        org_id=UUID(r["org_id"]),
+        project_id=UUID(r["project_id"]),
+        name=r["name"],
+        kind=r["kind"],
+        state=r["state"],
+        status_line=r["status_line"],
+        rounds_total=r["rounds_total"],
+        rounds_done=max(r["rounds_scored"] - 1, 0),
+        best_round=r["best_round"],
+        best_validation=r["best_validation"],
+        reward_label=r["reward_label"],
+        created_at=r["created_at"],
+        updated_at=r["updated_at"],
+        objective=r["objective"],
+        steps_logged=r["steps_logged"],
+        steps_total=r["steps_total"],
+    )
+
+
+class RunReads:
+    tables: Tables  # provided by TableReadModels
+
+    def runs(self, org_id: UUID, project_id: UUID | None = None) -> list[RunRow]:
+        where = {"org_id": str(org_id)}
+        if project_id is not None:
+            where["project_id"] = str(project_id)
+        rows = self.tables.select("runs", where, order=[("created_position", True)])
+        return [_run_row(r) for r in rows if r["state"] != "deleted"]  # a deleted draft leaves the list
+
+    def live_runs(self) -> list[RunRow]:
+        """Every organization's runs that a worker holds or should hold (Queued, Preparing, Training, Saving
+        adapter), oldest first: what the reconciler checks on each pass (index runs_by_state)."""
+        rows = [row for state in RUNNING for row in self.tables.select("runs", {"state": state})]
+        return [_run_row(r) for r in sorted(rows, key=lambda row: row["created_position"])]
+
+    def merging_runs(self) -> list[UUID]:
+        """Every organization's runs whose Merge model is under way (index run_details_by_merge_state)."""
+        return [UUID(r["id"]) for r in self.tables.select("run_details", {"merge_state": "merging"})]
+
+    def run(self, org_id: UUID, run_id: UUID) -> RunDetail | None:
+        rows = self.tables.select("run_details", {"id": str(run_id), "org_id": str(org_id)})
+        if not rows:
+            return None
+        r = rows[0]
+        stop = _json(r["stop_json"])
+        adapter = _json(r["adapter_json"])
+        done = max(r["rounds_scored"] - 1, 0)
+        total = r["rounds_total"]
+        settings = json.loads(r["settings_json"])
+        objective = RunSettings.from_saved(settings).objective
+        ended = None
+        stop_log_line = None
+        if stop is not None and objective != "rl":  # SFT and DPO: steps, and the last step's adapter
+            ended = messages.stopped_steps_line(stop["reason"], stop["after_round"])
+            stop_log_line = messages.stopped_steps_log_line(
+                OBJECTIVE_NAMES.get(objective, objective.upper()), stop["reason"], stop["after_round"]
+            )
+        elif stop is not None:
+            ended = messages.stopped_line(stop["reason"], stop["after_round"], total, stop["best_round"])
+            stop_log_line = messages.stopped_log_line(stop["reason"], stop["after_round"], total, stop["best_round"])
+        elif r["state"] in ("adapter_ready", "completed") and r["kind"] == "full" and objective != "rl":
+            ended = messages.completed_steps_line(adapter["best_round"] if adapter else 0)
+        elif r["state"] in ("adapter_ready", "completed") and r["kind"] == "full":
+            ended = messages.completed_line(total, r["best_round"] or 0)
+        elif r["state"] == "failed":
+            ended = "Failed"
+        elif r["state"] == "cancelled":
+            ended = "Cancelled"
+        kept = None
+        if adapter is not None and adapter["best_round"] == 0 and objective == "rl":
+            kept = messages.KEPT_STARTING_ADAPTER
+        return RunDetail(
+            id=UUID(r["id"]),
+            org_id=UUID(r["org_id"]),
+            project_id=UUID(r["project_id"]),
+            model=r["model"],
+            name=r["name"],
+            kind=r["kind"],
+            state=r["state"],
+            status_line=r["status_line"],
+            settings=settings,
+            reward_label=r["reward_label"],
+            start_run=_uuid(r["start_run"]),
+            rounds_total=total,
+            rounds_done=done,
+            progress=min(done / total, 1.0) if total else 0.0,
+            best_round=r["best_round"],
+            best_validation=r["best_validation"],
+            adapter=adapter,
+            ended=ended,
+            note=stop["note"] if stop else None,
+            stop_reason=stop["reason"] if stop else None,
+            stop_log_line=stop_log_line,
+            kept_starting_adapter=kept,
+            failure=r["failure"],
+            trial_report=_json(r["trial_report_json"]),
+            merge=_json(r["merge_json"]),
+            retry_of=_uuid(r["retry_of"]),
+            retried_as=_uuid(r["retried_as"]),
+            duplicate_of=_uuid(r["duplicate_of"]),
+            duplicates=[UUID(value) for value in json.loads(r["duplicates_json"])],
+            launched_at=r["launched_at"],
+            ended_at=r["ended_at"],
+            created_at=r["created_at"],
+            updated_at=r["updated_at"],
+            live=is_live(r["state"], r["kind"], stop is not None),
+            start_run_name=self._run_name(org_id, r["start_run"]),
+        )
+
+    def _run_name(self, org_id: UUID, run_id: str | None) -> str:
+        """A run's name as the console shows it ("Untitled run" when it has none); "" for no run."""
+        if not run_id:
+            return ""
+        rows = self.tables.select("run_details", {"id": str(run_id), "org_id": str(org_id)})
+        return (rows[0]["name"] or "Untitled run") if rows else ""
+
+    def rounds(self, org_id: UUID, run_id: UUID) -> list[RoundRow]:
+        rows = self.tables.select(
+            "rounds", {"run_id": str(run_id), "org_id": str(org_id)}, order=[("round_number", True)]
+        )
+        return [
+            RoundRow(**{**r, "run_id": UUID(r["run_id"]), "updated": bool(r["updated"])})
+            for r in ({k: v for k, v in row.items() if k != "org_id"} for row in rows)
+        ]
+
+    def samples(self, org_id: UUID, run_id: UUID) -> list[RolloutFileRow]:
+        rows = self.tables.select(
+            "rollout_files", {"run_id": str(run_id), "org_id": str(org_id)}, order=[("round_number", True)]
+        )
+        return [RolloutFileRow(UUID(r["run_id"]), r["round_number"], r["path"], r["written_at"]) for r in rows]
+
+    def steps(self, org_id: UUID, run_id: UUID) -> list[StepRow]:
+        """An SFT or DPO run's steps, newest first."""
+        rows = self.tables.select("run_steps", {"run_id": str(run_id), "org_id": str(org_id)}, order=[("step", True)])
+        return [
+            StepRow(**{**r, "run_id": UUID(r["run_id"])})
+            for r in ({k: v for k, v in row.items() if k != "org_id"} for row in rows)
+        ]
+
+    def timeline(self, org_id: UUID, run_id: UUID) -> list[TimelineEntry]:
+        rows = self.tables.select(
+            "timeline", {"run_id": str(run_id), "org_id": str(org_id)}, order=[("log_position", False)]
+        )
+        return [
+            TimelineEntry(
+                r["log_position"],
+                r["occurred_at"],
+                r["actor_kind"],
+                r["actor_name"],
+                r["event_type"],
+                r["sentence"],
+            )
+            for r in rows
+        ]

@@ -1,0 +1,130 @@
+"""The Runs list (`runs`): each run's state, status line, progress and best round, and what both run views share.
+
+Run detail (projections/run_details.py) builds on `RunStates` too: both views move through the same states.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.runs.run import status_line
+from projections.base import Event, Handler, Projection
+from projections.run_settings import run_reward_label
+from projections.tables import Tx
+
+
+class RunStates(Projection):
+    """The part of a run that both Runs and Run detail show: its state, status line and best round."""
+
+    table = ""
+
+    def _state(self, tx: Tx, e: Event, state: str, **values: Any) -> None:
+        row = tx.get(self.table, {"id": str(e.aggregate_id)})
+        if row is None:
+            return
+        row.update(values)
+        row["state"] = state
+        row["status_line"] = status_line(state, row["rounds_scored"], row["rounds_total"])
+        row["updated_at"] = e.time
+        tx.update(self.table, {"id": row["id"]}, {key: value for key, value in row.items() if key != "id"})
+
+    def _state_handlers(self) -> dict[str, Handler]:
+        def to(state: str) -> Handler:
+            return lambda tx, e: self._state(tx, e, state)
+
+        return {
+            "Run.Launched": to("queued"),
+            "Run.Queued": to("queued"),
+            "Run.Preparing": to("preparing"),
+            "Run.SavingAdapter": to("saving_adapter"),
+            "Run.Cancelled": to("cancelled"),
+            "Run.Deleted": to("deleted"),  # the Runs list leaves it out; its page and timeline stay
+            "Run.Completed": to("completed"),
+            "Run.RoundScored": self._round_scored,
+            "Run.StepLogged": self._step_logged,
+        }
+
+    def _step_logged(self, tx: Tx, e: Event) -> None:
+        """An SFT or DPO step: the run trains, "Training · step N / M" (the domain's status line)."""
+        row = tx.get(self.table, {"id": str(e.aggregate_id)})
+        if row is None:
+            return
+        step = e.data["step"]
+        values: dict[str, Any] = {
+            "state": "training",
+            "status_line": f"Training · step {step['step']} / {step['steps']}",
+            "updated_at": e.time,
+        }
+        if "steps_logged" in row:  # the Runs list counts steps; Run detail reads them from run_steps
+            values |= {"steps_logged": step["step"], "steps_total": step["steps"]}
+        tx.update(self.table, {"id": row["id"]}, values)
+
+    def _round_scored(self, tx: Tx, e: Event) -> None:
+        row = tx.get(self.table, {"id": str(e.aggregate_id)})
+        if row is None:
+            return
+        result = e.data["result"]
+        best = e.data["best_round"]
+        values: dict[str, Any] = {"rounds_scored": result["round_number"] + 1, "best_round": best}
+        if best == result["round_number"]:
+            values["best_validation"] = result["validation_reward"]
+        self._state(tx, e, "training", **values)
+
+
+class Runs(RunStates):
+    name = "runs"
+    table = "runs"
+
+    def __init__(self) -> None:
+        self.handlers = {
+            **self._state_handlers(),
+            "Run.Saved": self._saved,
+            "Run.Edited": self._edited,
+            "Run.Stopped": lambda tx, e: self._state(tx, e, "saving_adapter"),
+            "Run.Failed": lambda tx, e: self._state(tx, e, "failed"),
+            "Run.AdapterReady": lambda tx, e: self._state(tx, e, "adapter_ready"),
+        }
+
+    def _saved(self, tx: Tx, e: Event) -> None:
+        settings = e.data["settings"]
+        total = settings.effective_rounds
+        tx.upsert(
+            "runs",
+            {
+                "id": str(e.aggregate_id),
+                "org_id": str(e.data["org_id"]),
+                "project_id": str(e.data["project_id"]),
+                "name": settings.name,
+                "kind": settings.kind,
+                "state": "draft",
+                "status_line": status_line("draft", 0, total),
+                "rounds_total": total,
+                "rounds_scored": 0,
+                "best_round": None,
+                "best_validation": None,
+                "reward_label": run_reward_label(tx, settings),
+                "objective": settings.objective,
+                "steps_logged": 0,
+                "steps_total": None,
+                "created_at": e.time,
+                "updated_at": e.time,
+                "created_position": e.position,
+            },
+        )
+
+    def _edited(self, tx: Tx, e: Event) -> None:
+        settings = e.data["settings"]
+        total = settings.effective_rounds
+        tx.update(
+            "runs",
+            {"id": str(e.aggregate_id)},
+            {
+                "name": settings.name,
+                "kind": settings.kind,
+                "rounds_total": total,
+                "status_line": status_line("draft", 0, total),
+                "reward_label": run_reward_label(tx, settings),
+                "objective": settings.objective,
+                "updated_at": e.time,
+            },
+        )
