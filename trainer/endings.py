@@ -1,4 +1,4 @@
-"""How an RL run ends, what it keeps and what it says (the product documents' words are trainer/messages.py):
+"""How an RL run ends, what it keeps and what it says (the product documents' words are domain/runs/messages.py):
 
 - every round done: the best round's adapter is saved; a run that never had a learning signal fails instead;
 - the time limit: the run stops and keeps its best adapter (a round still running is lost);
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from domain.rewards.custom import FAILURE_SHARE_THAT_STOPS
 from domain.rewards.types import Grader
-from trainer import messages
+from domain.runs import messages
 from trainer.failures import RoundInterrupted, RunFailed, TooManyMetricFailures
 from trainer.grpo_update import UpdateOutOfMemory
 from trainer.model_loading import Policy, memory_total_bytes, peak_memory_bytes
@@ -47,7 +47,7 @@ def too_many_metric_failures(spec: RunSpec, grader: Grader, scored: ScoredRound,
     if scored.failed <= FAILURE_SHARE_THAT_STOPS * scored.graded:
         return None
     metric = custom_metric_title(spec.reward) if is_custom(spec.reward) else grader.label
-    return messages.metric_failures(metric, scored.failed, scored.graded, round_number, scored.failure_kinds)
+    return messages.metric_failures_note(metric, scored.failed, scored.graded, round_number, scored.failure_kinds)
 
 
 def finish(end: Ending, state: RunState, last_seconds: PhaseSeconds) -> bool:
@@ -68,10 +68,10 @@ def end_round_cut_short(end: Ending, state: RunState, cause: Exception) -> bool:
     if isinstance(cause, RoundInterrupted | SamplingInterrupted):
         return stop(end, state, "time_limit", None, None)
     if isinstance(cause, SamplingOutOfMemory):
-        note = messages.sampling_out_of_memory(end.spec.answers_per_prompt, end.spec.max_answer_tokens)
+        note = messages.sampling_memory_note(end.spec.answers_per_prompt, end.spec.max_answer_tokens)
         return _end_on_round_failure(end, state, "out_of_memory", note, None)
     if isinstance(cause, UpdateOutOfMemory):
-        note = messages.update_out_of_memory(end.spec.micro_batch_size, end.spec.max_answer_tokens)
+        note = messages.training_memory_note(end.spec.micro_batch_size, end.spec.max_answer_tokens)
         return _end_on_round_failure(end, state, "out_of_memory", note, None)
     if isinstance(cause, TooManyMetricFailures):
         return _end_on_round_failure(end, state, "metric_failures", cause.note, cause.scored)

@@ -15,8 +15,8 @@ from pathlib import Path
 import torch
 
 from domain.rewards.types import Grader
+from domain.runs import messages
 from domain.runs.time_limit import may_start_round, must_stop_running_round
-from trainer import messages
 from trainer.backends import BackendFactory, make_backend
 from trainer.endings import ROUND_CUT_SHORT, Ending, end_round_cut_short, finish, stop, too_many_metric_failures
 from trainer.failures import RoundInterrupted, RunFailed

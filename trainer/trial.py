@@ -8,7 +8,7 @@ of at most 8 prompts and 8 validation prompts) and the full run it prepares (`sp
 
 from __future__ import annotations
 
-from trainer import messages
+from domain.runs import messages
 from trainer.progress import PhaseSeconds, TrialReport
 from trainer.schedule import PromptSchedule
 from trainer.spec import FullRun, RunSpec

@@ -1,4 +1,8 @@
-"""The words of how a run goes and ends: the round log line, stop lines and notes, the no-signal failure."""
+"""The words of how a run goes and ends, in one place for the trainer that says them and the pages that show them:
+the round log line, stop lines and notes, the no-signal failure, a trial's advice.
+
+Plain Python, like the time-limit rule: the trainer may import it (README, "Layout"). None of these words names a
+prompt, an answer or a reference."""
 
 from __future__ import annotations
 
@@ -14,9 +18,26 @@ STOP_REASONS: dict[str, str] = {
 KEPT_STARTING_ADAPTER = (
     "No round beat the starting point on validation, so the run kept its starting adapter."
 )
-# 000's Training trial report, for a trial that ended without finishing. The trainer says it too when it reports
-# (trainer/messages.py keeps its own copy: the trainer may not import domain/runs); the run page says it for a
-# trial that ended before the trainer could report (its data would not load, its worker died, it was cancelled).
+TIME_LIMIT_BEFORE_ROUND_0 = (
+    "The time limit came before round 0 was done (the starting adapter's score on the validation sample), "
+    "so no adapter was kept. Raise the Time limit (hours) and run it again."
+)
+
+# 000's Training trial report: the advice under its tiles ("Try an RL trial first"). TRIAL_DID_NOT_FINISH is also
+# what the run page says for a trial that ended before the trainer could report (its data would not load, its
+# worker died, it was cancelled).
+TRIAL_ESTIMATE_HOLDS = (
+    "The estimate holds for the same GPU, model revision, answers per prompt, longest sampled answer, context "
+    "length and adapter settings. A small sample can miss long rows that run out of memory."
+)
+TRIAL_OUT_OF_MEMORY = (
+    "The GPU ran out of memory. Choose a larger GPU, fewer answers per prompt or a shorter longest sampled answer."
+)
+TRIAL_MEMORY_OVER_90 = (
+    "The trial used over 90% of this GPU's memory. Choose a larger GPU, fewer answers per prompt or a shorter "
+    "longest sampled answer."
+)
+TRIAL_OVER_TIME_LIMIT = "Full training would take longer than its time limit. The full run's form raises the limit."
 TRIAL_DID_NOT_FINISH = "The trial did not finish. Fix its error and run it again before full training."
 
 
@@ -90,31 +111,33 @@ def step_sentence(step: dict[str, Any]) -> str:
     return f"Step {step['step']} of {step['steps']}: loss {step['loss']:.4f}{tail}."
 
 
-def no_learning_signal(first_round: int, last_round: int, values: Sequence[float]) -> str:
+def no_learning_signal(first_round: int, last_round: int, value: str) -> str:
+    """The failure of a run that trained on nothing; `value` is the score every answer got, in words."""
     span = f"{first_round}-{last_round}" if last_round != first_round else f"{first_round}"
-    distinct = sorted(set(values))
-    value = " or ".join(f"{v:g}" for v in distinct) if distinct else "0"
     return (
         f"RL found no learning signal in rounds {span}: every answer to every prompt scored the same "
         f"({value}). Start from an SFT adapter, give partial credit in the reward, or check the reward."
     )
 
 
-def metric_failures_note(
-    metric: str, version: int | str, failed: int, graded: int, round_number: int, kinds: Sequence[str]
-) -> str:
-    """ "Custom metric name (vV) failed on N of M answers in round R: kinds. Make it handle any text."."""
+def scores_in_words(values: Sequence[float]) -> str:
+    """ "0", "1" or "0 or 1": the distinct scores of rounds that had no signal."""
+    distinct = sorted(set(values))
+    return " or ".join(f"{v:g}" for v in distinct) if distinct else "0"
+
+
+def metric_failures_note(metric: str, failed: int, graded: int, round_number: int, kinds: Sequence[str]) -> str:
+    """ "Custom metric name (vV) failed on N of M answers in round R: kinds. Make it handle any text."; `metric` is
+    the metric's title, 'name (vV)' for a custom metric."""
     return (
-        f"Custom metric {metric} (v{version}) failed on {failed} of {graded} answers in round {round_number}"
-        ": "
+        f"Custom metric {metric} failed on {failed} of {graded} answers in round {round_number}: "
         f"{', '.join(kinds)}. Make it handle any text."
     )
 
 
 def sampling_memory_note(answers_per_prompt: int, max_answer_tokens: int) -> str:
     return (
-        f"Sampling {answers_per_prompt} answers of up to {max_answer_tokens} tokens does not fit in this "
-        "GPU's "
+        f"Sampling {answers_per_prompt} answers of up to {max_answer_tokens} tokens does not fit in this GPU's "
         "memory. Choose a GPU with more memory, fewer answers per prompt or a shorter longest sampled answer."
     )
 
@@ -122,8 +145,15 @@ def sampling_memory_note(answers_per_prompt: int, max_answer_tokens: int) -> str
 def training_memory_note(micro_batch_size: int, max_answer_tokens: int) -> str:
     smaller_batch = "" if micro_batch_size == 1 else ", a smaller micro batch size"
     return (
-        f"Training on a micro batch of {micro_batch_size} answers of up to {max_answer_tokens} tokens "
-        "does not "
-        f"fit in this GPU's memory. Choose a GPU with more memory{smaller_batch} or a shorter longest "
-        "sampled answer."
+        f"Training on a micro batch of {micro_batch_size} answers of up to {max_answer_tokens} tokens does not "
+        f"fit in this GPU's memory. Choose a GPU with more memory{smaller_batch} or a shorter longest sampled "
+        "answer."
+    )
+
+
+def row_does_not_fit(kind: str, number: int, prompt_tokens: int, answer_tokens: int, window: int) -> str:
+    return (
+        f"{kind} row {number} doesn't fit in the Training window ({window:,} tokens): its prompt has "
+        f"{prompt_tokens:,} tokens and the longest sampled answer {answer_tokens:,}. Raise the Training window "
+        "or lower Longest sampled answer (tokens)."
     )

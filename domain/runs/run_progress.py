@@ -113,7 +113,9 @@ class RunProgress:
         if self.stop is not None or not trained or any((r.get("signal") or 0) > 0 for r in trained):
             return None
         values = [r["uniform_value"] if r.get("uniform_value") is not None else r["reward"] for r in trained]
-        return messages.no_learning_signal(trained[0]["round_number"], trained[-1]["round_number"], values)
+        return messages.no_learning_signal(
+            trained[0]["round_number"], trained[-1]["round_number"], messages.scores_in_words(values)
+        )
 
     def save_adapter(self, actor: dict[str, str]) -> None:
         self._require((TRAINING,), "Only a training run can start saving its adapter: this run is {status}.")

@@ -286,7 +286,7 @@ def test_the_words_of_a_round_and_of_a_stop():
         "Round 3 of 20: reward 0.4100, signal 62%, cut off 2%, 1 metric failure, not updated, loss 0.0120, "
         "validation reward 0.4700 (best round 3); seconds: sampling 81.2, grading 2.1, update 64.0, validation 9.5."
     )
-    assert messages.metric_failures_note("exact_year", 3, 9, 64, 4, ["execution", "result"]) == (
+    assert messages.metric_failures_note("exact_year (v3)", 9, 64, 4, ["execution", "result"]) == (
         "Custom metric exact_year (v3) failed on 9 of 64 answers in round 4: execution, result. "
         "Make it handle any text."
     )

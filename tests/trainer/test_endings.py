@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from trainer import messages
+from domain.runs import messages
 from trainer.backends import make_backend
 from trainer.backends import vllm_is_a_cpu_build as _vllm_is_a_cpu_build
 from trainer.loop import run
@@ -233,8 +233,8 @@ def out_of_memory_on(phase: str, at_round: int):
 @pytest.mark.parametrize(
     ("phase", "note"),
     [
-        ("sampling", messages.sampling_out_of_memory(8, 8)),
-        ("update", messages.update_out_of_memory(32, 8)),
+        ("sampling", messages.sampling_memory_note(8, 8)),
+        ("update", messages.training_memory_note(32, 8)),
     ],
 )
 def test_running_out_of_memory_stops_and_keeps_the_best_adapter(run_spec, tmp_path, records, phase, note):
@@ -248,11 +248,11 @@ def test_running_out_of_memory_stops_and_keeps_the_best_adapter(run_spec, tmp_pa
 
 
 def test_the_memory_notes_are_the_documents_words():
-    assert messages.update_out_of_memory(1, 512) == (
+    assert messages.training_memory_note(1, 512) == (
         "Training on a micro batch of 1 answers of up to 512 tokens does not fit in this GPU's memory. "
         "Choose a GPU with more memory or a shorter longest sampled answer."
     )
-    assert messages.update_out_of_memory(8, 512) == (
+    assert messages.training_memory_note(8, 512) == (
         "Training on a micro batch of 8 answers of up to 512 tokens does not fit in this GPU's memory. "
         "Choose a GPU with more memory, a smaller micro batch size or a shorter longest sampled answer."
     )

@@ -11,7 +11,7 @@ import time
 import boto3
 import pytest
 
-from trainer import messages
+from domain.runs import messages
 from trainer.loop import run
 from trainer.progress import record_from_dict
 
