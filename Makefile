@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export VERITY_DATA_DIR ?= ./data
 PORT ?= 8000
 
-.PHONY: run test install install-test browser sandbox lint tiny-model constraints
+.PHONY: run test install install-test browser sandbox lint typecheck tiny-model constraints
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,10 @@ constraints:
 lint: install-test
 	$(BIN)/ruff check .
 
-test: install-test browser sandbox lint
+# mypy on domain/ and trainer/, configured in pyproject.toml ([tool.mypy]).
+typecheck: install-test
+	$(BIN)/mypy
+
+test: install-test browser sandbox lint typecheck
 	@command -v bwrap >/dev/null || { echo "make test needs bubblewrap (bwrap) for the sandbox's tests."; exit 1; }
 	$(BIN)/pytest -q

@@ -8,12 +8,16 @@ import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
 from trainer.output_head import Trains, output_head_name, targets_only_head, widened_config
 from trainer.spec import RunSpec
 from trainer.storage import fetch_folder, file_sha256
+
+if TYPE_CHECKING:
+    from peft import PeftModel
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +36,7 @@ class PolicyUnloadable(RuntimeError):
 
 @dataclass
 class Policy:
-    model: object  # a peft PeftModel
+    model: PeftModel
     tokenizer: object
     device: torch.device
     end_ids: set[int]

@@ -17,15 +17,19 @@ log = logging.getLogger(__name__)
 
 
 def conversation_records(rows: list[TuneRow]) -> list[dict[str, Any]]:
-    """>>> conversation_records([TuneRow([{"role": "user", "content": "2+3?"}], "5")])[0]["messages"][-1]
-    {'role': 'assistant', 'content': '5'}"""
+    """
+    >>> conversation_records([TuneRow([{"role": "user", "content": "2+3?"}], "5")])[0]["messages"][-1]
+    {'role': 'assistant', 'content': '5'}
+    """
     return [{"messages": [*(dict(m) for m in row.prompt), {"role": "assistant", "content": row.reference}]}
             for row in rows]
 
 
 def last_reply_records(rows: list[TuneRow]) -> list[dict[str, Any]]:
-    """>>> last_reply_records([TuneRow([{"role": "user", "content": "2+3?"}], "5")])[0]["completion"]
-    [{'role': 'assistant', 'content': '5'}]"""
+    """
+    >>> last_reply_records([TuneRow([{"role": "user", "content": "2+3?"}], "5")])[0]["completion"]
+    [{'role': 'assistant', 'content': '5'}]
+    """
     return [
         {"prompt": [dict(m) for m in row.prompt], "completion": [{"role": "assistant", "content": row.reference}]}
         for row in rows

@@ -117,8 +117,8 @@ def model_label(model: str) -> str:
 
 def duration(seconds: float) -> str:
     """
-    >>> duration(30), duration(150), duration(3 * 3600 + 120)
-    ('1 min', '3 min', '3 h 2 min')
+    >>> duration(30), duration(100), duration(3 * 3600 + 120)
+    ('1 min', '2 min', '3 h 2 min')
     """
     hours, rest = divmod(round(seconds), 3600)
     return f"{hours} h {rest // 60} min" if hours else f"{max(round(rest / 60), 1)} min"

@@ -8,10 +8,12 @@ counts as a gain. The BEST round is the highest score, ties going to the earlier
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Final, Literal
 
 REAL_GAIN = 0.005  # more than 0.5 points on the percent scale
-TARGET_REACHED, ROUNDS_SPENT, PLATEAUED = "target_reached", "rounds_spent", "plateaued"
+TARGET_REACHED: Final = "target_reached"
+ROUNDS_SPENT: Final = "rounds_spent"
+PLATEAUED: Final = "plateaued"
 Ending = Literal["target_reached", "rounds_spent", "plateaued"]
 
 
@@ -24,9 +26,10 @@ def best_round(scores: Sequence[float | None]) -> int | None:
     True
     """
     best: int | None = None
+    best_score = 0.0
     for number, score in enumerate(scores, start=1):
-        if score is not None and (best is None or score > scores[best - 1]):  # type: ignore[operator]
-            best = number
+        if score is not None and (best is None or score > best_score):
+            best, best_score = number, score
     return best
 
 

@@ -47,7 +47,9 @@ def makes_own_prompts(reward: Mapping[str, Any] | None) -> bool:
     """001: Math Pairs "needs no dataset", and "the Dataset field above is ignored": its prompts are generated
     from the run's seed whatever version the run names. (GSM8K trains on a version in its shape when one is
     chosen, else on the public set; Boxed-answer accuracy needs one.)"""
-    return bool(reward) and reward.get("preset") == "verifiable" and reward.get("metric") == "math_pairs"
+    if not reward:
+        return False
+    return reward.get("preset") == "verifiable" and reward.get("metric") == "math_pairs"
 
 
 def training_prompts(reward: Mapping[str, Any] | None, dataset_version: str | None) -> str:

@@ -8,7 +8,7 @@ in the store do not change, and nothing here runs again when a run is rebuilt fr
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.errors import IllegalTransition
 from domain.runs import messages, objectives
@@ -34,10 +34,6 @@ class RunProgress:
     best_validation: float | None
     stop: dict[str, Any] | None
     trial_report: dict[str, Any] | None
-    is_trial: bool
-    objective: str
-    total_rounds: int
-    last_round: int | None
     _require: Callable[[tuple[str, ...], str], None]
     _queued: Recorder
     _preparing: Recorder
@@ -49,6 +45,17 @@ class RunProgress:
     _completed: Recorder
     _failed: Recorder
     _trial_reported: Recorder
+
+    if TYPE_CHECKING:  # read-only properties of Run (a plain annotation here would make them writeable)
+
+        @property
+        def is_trial(self) -> bool: ...
+        @property
+        def objective(self) -> str: ...
+        @property
+        def total_rounds(self) -> int: ...
+        @property
+        def last_round(self) -> int | None: ...
 
     def mark_queued(self, actor: dict[str, str]) -> None:
         self._require((QUEUED,), "Only a launched run can be put on a queue: this run is {status}.")
