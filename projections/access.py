@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from projections.base import Event, Projection
-from projections.tables import Row, Tx
+from projections.rows import read_row
+from projections.tables import Tx
 
 
 @dataclass(frozen=True)
@@ -86,10 +87,6 @@ class Access(Projection):
         tx.update("api_tokens", {"id": str(e.aggregate_id)}, {"revoked_at": e.time, "revoked_by": e.actor["name"]})
 
 
-def _member(r: Row) -> MemberRow:
-    return MemberRow(UUID(r["org_id"]), UUID(r["account_id"]), r["email"], r["role"], r["added_at"])
-
-
 class AccessReads:
     """A mixin of `TableReadModels` (it reads `self.tables`)."""
 
@@ -97,25 +94,13 @@ class AccessReads:
 
     def members(self, org_id: UUID) -> list[MemberRow]:
         rows = self.tables.select("memberships", {"org_id": str(org_id)}, order=[("email", False)])  # type: ignore[attr-defined]
-        return [_member(r) for r in rows if r["role"]]
+        return [read_row(MemberRow, r) for r in rows if r["role"]]
 
     def memberships_of(self, account_id: UUID) -> list[MemberRow]:
         """Every organization a person belongs to, oldest membership first."""
         rows = self.tables.select("memberships", {"account_id": str(account_id)}, order=[("added_at", False)])  # type: ignore[attr-defined]
-        return [_member(r) for r in rows if r["role"]]
+        return [read_row(MemberRow, r) for r in rows if r["role"]]
 
     def api_tokens(self, org_id: UUID) -> list[TokenRow]:
         rows = self.tables.select("api_tokens", {"org_id": str(org_id)}, order=[("issued_at", True)])  # type: ignore[attr-defined]
-        return [
-            TokenRow(
-                UUID(r["id"]),
-                UUID(r["org_id"]),
-                r["name"],
-                r["role"],
-                r["issued_by"],
-                r["issued_at"],
-                r["revoked_at"],
-                r["revoked_by"],
-            )
-            for r in rows
-        ]
+        return [read_row(TokenRow, r) for r in rows]

@@ -5,16 +5,21 @@ A mixin of `TableReadModels` (it reads `self.tables`); rows are frozen dataclass
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 from uuid import UUID
 
 from domain.datasets.version import SPLITS
+from projections.rows import RowT, read_row
 from projections.tables import Row
 
 
 @dataclass(frozen=True)
-class DatasetRow:
+class CatalogEntryRow:
+    """A dataset or a custom metric: both are a name with numbered versions."""
+
     id: UUID
     org_id: UUID
     name: str
@@ -22,6 +27,10 @@ class DatasetRow:
     latest_version_id: UUID | None
     created_at: str
     updated_at: str
+
+
+class DatasetRow(CatalogEntryRow):
+    """A dataset; its versions are `DatasetVersionRow`s."""
 
 
 @dataclass(frozen=True)
@@ -49,15 +58,8 @@ class DatasetVersionRow:
         return sum(self.split_counts.values())
 
 
-@dataclass(frozen=True)
-class CustomMetricRow:
-    id: UUID
-    org_id: UUID
-    name: str
-    versions: int
-    latest_version_id: UUID | None
-    created_at: str
-    updated_at: str
+class CustomMetricRow(CatalogEntryRow):
+    """A custom metric; its versions are `CustomMetricVersionRow`s."""
 
 
 @dataclass(frozen=True)
@@ -78,87 +80,62 @@ class CustomMetricVersionRow:
         return f"{self.metric_name} (v{self.number})"
 
 
-def _uuid(value: str | None) -> UUID | None:
-    return UUID(value) if value else None
-
-
-def _dataset(r: Row) -> DatasetRow:
-    return DatasetRow(
-        UUID(r["id"]), UUID(r["org_id"]), r["name"], r["versions"], _uuid(r["latest_version_id"]),
-        r["created_at"], r["updated_at"],
-    )  # fmt: skip
-
-
 def _version(r: Row) -> DatasetVersionRow:
-    return DatasetVersionRow(
-        id=UUID(r["id"]),
-        org_id=UUID(r["org_id"]),
-        dataset_id=UUID(r["dataset_id"]),
-        dataset_name=r["dataset_name"],
-        number=r["number"],
-        storage_key=r["storage_key"],
-        split_counts={split: r[f"{split}_examples"] for split in SPLITS},
-        shape=r["shape"],
-        has_images=bool(r["has_images"]),
-        archived=bool(r["archived"]),
-        created_at=r["created_at"],
-        created_by=r["created_by"],
-    )
+    return read_row(DatasetVersionRow, r, split_counts={split: r[f"{split}_examples"] for split in SPLITS})
 
 
-def _metric(r: Row) -> CustomMetricRow:
-    return CustomMetricRow(
-        UUID(r["id"]), UUID(r["org_id"]), r["name"], r["versions"], _uuid(r["latest_version_id"]),
-        r["created_at"], r["updated_at"],
-    )  # fmt: skip
-
-
-def _metric_version(r: Row) -> CustomMetricVersionRow:
-    return CustomMetricVersionRow(
-        UUID(r["id"]), UUID(r["org_id"]), UUID(r["metric_id"]), r["metric_name"], r["number"], r["source"],
-        bool(r["archived"]), r["created_at"], r["created_by"],
-    )  # fmt: skip
+_dataset = partial(read_row, DatasetRow)
+_metric = partial(read_row, CustomMetricRow)
+_metric_version = partial(read_row, CustomMetricVersionRow)
 
 
 class CatalogReads:
+    """Datasets and custom metrics are read alike: by name, one by id, and their versions newest first."""
+
     tables: Any  # provided by TableReadModels
 
     def datasets(self, org_id: UUID) -> list[DatasetRow]:
-        rows = self.tables.select("datasets", {"org_id": str(org_id)}, order=[("name", False)])
-        return [_dataset(r) for r in rows]
+        return self._by_name("datasets", _dataset, org_id)
 
     def dataset(self, org_id: UUID, dataset_id: UUID) -> DatasetRow | None:
-        rows = self.tables.select("datasets", {"id": str(dataset_id), "org_id": str(org_id)})
-        return _dataset(rows[0]) if rows else None
+        return self._one("datasets", _dataset, org_id, dataset_id)
 
     def dataset_versions(self, org_id: UUID, dataset_id: UUID | None = None) -> list[DatasetVersionRow]:
         """Newest first; every version of the organization when no dataset is named."""
-        where = {"org_id": str(org_id)}
-        if dataset_id is not None:
-            where["dataset_id"] = str(dataset_id)
-        order = [("dataset_name", False), ("number", True)]
-        return [_version(r) for r in self.tables.select("dataset_versions", where, order=order)]
+        return self._versions("dataset_versions", _version, org_id, ("dataset_id", dataset_id), "dataset_name")
 
     def dataset_version(self, org_id: UUID, version_id: UUID) -> DatasetVersionRow | None:
-        rows = self.tables.select("dataset_versions", {"id": str(version_id), "org_id": str(org_id)})
-        return _version(rows[0]) if rows else None
+        return self._one("dataset_versions", _version, org_id, version_id)
 
     def custom_metrics(self, org_id: UUID) -> list[CustomMetricRow]:
-        rows = self.tables.select("custom_metrics", {"org_id": str(org_id)}, order=[("name", False)])
-        return [_metric(r) for r in rows]
+        return self._by_name("custom_metrics", _metric, org_id)
 
     def custom_metric(self, org_id: UUID, metric_id: UUID) -> CustomMetricRow | None:
-        rows = self.tables.select("custom_metrics", {"id": str(metric_id), "org_id": str(org_id)})
-        return _metric(rows[0]) if rows else None
+        return self._one("custom_metrics", _metric, org_id, metric_id)
 
     def custom_metric_versions(self, org_id: UUID, metric_id: UUID | None = None) -> list[CustomMetricVersionRow]:
         """By metric name, newest version first; every metric's when none is named."""
-        where = {"org_id": str(org_id)}
-        if metric_id is not None:
-            where["metric_id"] = str(metric_id)
-        order = [("metric_name", False), ("number", True)]
-        return [_metric_version(r) for r in self.tables.select("custom_metric_versions", where, order=order)]
+        return self._versions(
+            "custom_metric_versions", _metric_version, org_id, ("metric_id", metric_id), "metric_name"
+        )
 
     def custom_metric_version(self, org_id: UUID, version_id: UUID) -> CustomMetricVersionRow | None:
-        rows = self.tables.select("custom_metric_versions", {"id": str(version_id), "org_id": str(org_id)})
-        return _metric_version(rows[0]) if rows else None
+        return self._one("custom_metric_versions", _metric_version, org_id, version_id)
+
+    def _by_name(self, table: str, read: Callable[[Row], RowT], org_id: UUID) -> list[RowT]:
+        return [read(r) for r in self.tables.select(table, {"org_id": str(org_id)}, order=[("name", False)])]
+
+    def _one(self, table: str, read: Callable[[Row], RowT], org_id: UUID, row_id: UUID) -> RowT | None:
+        """None too for another organization's id."""
+        rows = self.tables.select(table, {"id": str(row_id), "org_id": str(org_id)})
+        return read(rows[0]) if rows else None
+
+    def _versions(
+        self, table: str, read: Callable[[Row], RowT], org_id: UUID, parent: tuple[str, UUID | None], name: str
+    ) -> list[RowT]:
+        """By the parent's name, newest version first; of one parent when `parent` names its id."""
+        where = {"org_id": str(org_id)}
+        column, parent_id = parent
+        if parent_id is not None:
+            where[column] = str(parent_id)
+        return [read(r) for r in self.tables.select(table, where, order=[(name, False), ("number", True)])]

@@ -5,8 +5,34 @@ It comes first in every page (projections/registry.py), so the projections after
 
 from __future__ import annotations
 
+from uuid import UUID
+
 from projections.base import Event, Projection
-from projections.tables import Tx
+from projections.tables import Row, Tx
+
+
+def file_in_directory(
+    tx: Tx, e: Event, kind: str, name: str, org_id: UUID | None = None, total_rounds: int | None = None
+) -> None:
+    """Files the event's aggregate under its organization (the event's `org_id` unless given), for the projections
+    after the directory and for the feed."""
+    org = e.data["org_id"] if org_id is None else org_id
+    tx.upsert(
+        "directory",
+        {
+            "aggregate_id": str(e.aggregate_id),
+            "org_id": str(org),
+            "kind": kind,
+            "name": name,
+            "total_rounds": total_rounds,
+        },
+    )
+
+
+def directory_entry(tx: Tx, e: Event) -> Row | None:
+    """The event's aggregate as the directory filed it (its organization, name and rounds); None for one it never
+    filed, whose events the projections after it skip."""
+    return tx.get("directory", {"aggregate_id": str(e.aggregate_id)})
 
 
 class Directory(Projection):
@@ -16,47 +42,16 @@ class Directory(Projection):
 
     def __init__(self) -> None:
         self.handlers = {
-            "Organization.Created": self._organization,
-            "Project.Created": self._project,
-            "Run.Saved": self._run,
+            # an organization is filed under itself
+            "Organization.Created": lambda tx, e: file_in_directory(
+                tx, e, "organization", e.data["name"], org_id=e.aggregate_id
+            ),
+            "Project.Created": lambda tx, e: file_in_directory(tx, e, "project", e.data["name"]),
+            "Run.Saved": lambda tx, e: file_in_directory(
+                tx, e, "run", e.data["settings"].name, total_rounds=e.data["settings"].effective_rounds
+            ),
             "Run.Edited": self._run_edited,
         }
-
-    def _organization(self, tx: Tx, e: Event) -> None:
-        tx.upsert(
-            "directory",
-            {
-                "aggregate_id": str(e.aggregate_id),
-                "org_id": str(e.aggregate_id),
-                "kind": "organization",
-                "name": e.data["name"],
-                "total_rounds": None,
-            },
-        )
-
-    def _project(self, tx: Tx, e: Event) -> None:
-        tx.upsert(
-            "directory",
-            {
-                "aggregate_id": str(e.aggregate_id),
-                "org_id": str(e.data["org_id"]),
-                "kind": "project",
-                "name": e.data["name"],
-                "total_rounds": None,
-            },
-        )
-
-    def _run(self, tx: Tx, e: Event) -> None:
-        tx.upsert(
-            "directory",
-            {
-                "aggregate_id": str(e.aggregate_id),
-                "org_id": str(e.data["org_id"]),
-                "kind": "run",
-                "name": e.data["settings"].name,
-                "total_rounds": e.data["settings"].effective_rounds,
-            },
-        )
 
     def _run_edited(self, tx: Tx, e: Event) -> None:
         tx.update(

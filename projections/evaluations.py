@@ -16,12 +16,8 @@ from domain.loops.loop import STATUS_NAMES as LOOP_STATUS
 from domain.loops.rules import best_round
 from domain.rewards.batch_failures import MetricFailures
 from projections.base import Event, Projection
+from projections.directory import file_in_directory
 from projections.tables import Tables, Tx
-
-
-def _file(tx: Tx, e: Event, kind: str) -> None:
-    tx.upsert("directory", {"aggregate_id": str(e.aggregate_id), "org_id": str(e.data["org_id"]), "kind": kind,
-                            "name": e.data["name"], "total_rounds": None})
 
 
 def _source_label(source: dict[str, Any]) -> str:
@@ -37,8 +33,30 @@ def source_key(source: dict[str, Any]) -> str:
     return f"dataset_version:{source.get('id')}"
 
 
-class Evaluations(Projection):
+class ProjectWork(Projection):
+    """An evaluation, a loop or an experiment: a row of a project's, named after its projection and filed in the
+    directory under its organization, queued when created; its state then moves, and each change stamps `updated_at`."""
+
+    kind: str  # as the directory files it
+
+    def _create(self, tx: Tx, e: Event, **columns: Any) -> None:
+        d = e.data
+        file_in_directory(tx, e, self.kind, d["name"])
+        tx.upsert(self.name, {
+            "id": str(e.aggregate_id), "org_id": str(d["org_id"]), "project_id": str(d["project_id"]),
+            "name": d["name"], "state": "queued", **columns, "created_at": e.time, "updated_at": e.time,
+        })
+
+    def _set(self, tx: Tx, e: Event, **values: Any) -> None:
+        tx.update(self.name, {"id": str(e.aggregate_id)}, {"updated_at": e.time, **values})
+
+    def _state(self, tx: Tx, e: Event, state: str, **values: Any) -> None:
+        self._set(tx, e, state=state, **values)
+
+
+class Evaluations(ProjectWork):
     name = "evaluations"
+    kind = "evaluation"
 
     def __init__(self) -> None:
         self.handlers = {
@@ -50,21 +68,14 @@ class Evaluations(Projection):
         }
 
     def _created(self, tx: Tx, e: Event) -> None:
-        _file(tx, e, "evaluation")
         d = e.data
-        tx.upsert("evaluations", {
-            "id": str(e.aggregate_id), "org_id": str(d["org_id"]), "project_id": str(d["project_id"]),
-            "name": d["name"], "model": d["model"], "source_label": _source_label(d["source"]),
-            "source_key": source_key(d["source"]), "scoring_json": json.dumps(d["scoring"]),
-            "main_metric": d["main_metric"],
-            "metric_label": main_metric_label(d["scoring"], d["main_metric"]),
-            "adapter_run": _str(d.get("adapter_run")), "baseline_id": _str(d.get("baseline_id")), "state": "queued",
-            "score": None, "breakdown_json": None, "failure": None, "metric_failures_json": None,
-            "created_at": e.time, "updated_at": e.time,
-        })
-
-    def _state(self, tx: Tx, e: Event, state: str, **values: Any) -> None:
-        tx.update("evaluations", {"id": str(e.aggregate_id)}, {"state": state, "updated_at": e.time, **values})
+        self._create(
+            tx, e, model=d["model"], source_label=_source_label(d["source"]), source_key=source_key(d["source"]),
+            scoring_json=json.dumps(d["scoring"]), main_metric=d["main_metric"],
+            metric_label=main_metric_label(d["scoring"], d["main_metric"]), adapter_run=_str(d.get("adapter_run")),
+            baseline_id=_str(d.get("baseline_id")), score=None, breakdown_json=None, failure=None,
+            metric_failures_json=None,
+        )
 
     def _completed(self, tx: Tx, e: Event) -> None:
         row = tx.get("evaluations", {"id": str(e.aggregate_id)})
@@ -80,8 +91,9 @@ class Evaluations(Projection):
             })
 
 
-class Loops(Projection):
+class Loops(ProjectWork):
     name = "loops"
+    kind = "loop"
 
     def __init__(self) -> None:
         self.handlers = {
@@ -89,24 +101,18 @@ class Loops(Projection):
             "TrainingLoop.RoundStarted": self._round_started,
             "TrainingLoop.Benchmarking": lambda tx, e: self._state(tx, e, "benchmarking"),
             "TrainingLoop.RoundScored": self._round_scored,
-            "TrainingLoop.Ended": lambda tx, e: self._end(tx, e, e.data["status"]),
-            "TrainingLoop.Failed": lambda tx, e: self._end(tx, e, "failed", failure=e.data["message"]),
-            "TrainingLoop.Stopped": lambda tx, e: self._end(tx, e, "stopped"),
+            "TrainingLoop.Ended": lambda tx, e: self._state(tx, e, e.data["status"]),
+            "TrainingLoop.Failed": lambda tx, e: self._state(tx, e, "failed", failure=e.data["message"]),
+            "TrainingLoop.Stopped": lambda tx, e: self._state(tx, e, "stopped"),
         }
 
     def _created(self, tx: Tx, e: Event) -> None:
-        _file(tx, e, "loop")
         d = e.data
-        tx.upsert("loops", {
-            "id": str(e.aggregate_id), "org_id": str(d["org_id"]), "project_id": str(d["project_id"]),
-            "name": d["name"], "benchmark": d["benchmark"], "score_column": d["score_column"], "target": d["target"],
-            "max_rounds": d["max_rounds"], "give_up_after": d["give_up_after"],
-            "reclaim_storage": int(bool(d["reclaim_storage"])), "state": "queued", "failure": None,
-            "best_round": None, "rounds_run": 0, "created_at": e.time, "updated_at": e.time,
-        })
-
-    def _state(self, tx: Tx, e: Event, state: str, **values: Any) -> None:
-        tx.update("loops", {"id": str(e.aggregate_id)}, {"state": state, "updated_at": e.time, **values})
+        self._create(
+            tx, e, benchmark=d["benchmark"], score_column=d["score_column"], target=d["target"],
+            max_rounds=d["max_rounds"], give_up_after=d["give_up_after"],
+            reclaim_storage=int(bool(d["reclaim_storage"])), failure=None, best_round=None, rounds_run=0,
+        )
 
     def _round_started(self, tx: Tx, e: Event) -> None:
         loop = tx.get("loops", {"id": str(e.aggregate_id)})
@@ -124,10 +130,7 @@ class Loops(Projection):
     def _round_scored(self, tx: Tx, e: Event) -> None:
         key = {"loop_id": str(e.aggregate_id), "round_number": int(e.data["number"])}
         tx.update("loop_rounds", key, {"score": e.data["score"], "ended_at": e.time})
-        tx.update("loops", {"id": str(e.aggregate_id)}, {"best_round": e.data["best_round"], "updated_at": e.time})
-
-    def _end(self, tx: Tx, e: Event, state: str, **values: Any) -> None:
-        self._state(tx, e, state, **values)
+        self._set(tx, e, best_round=e.data["best_round"])
 
 
 class LoopEvaluationLinks(Projection):
@@ -143,8 +146,9 @@ class LoopEvaluationLinks(Projection):
                   {"evaluation_id": str(e.data["evaluation_id"])})
 
 
-class Experiments(Projection):
+class Experiments(ProjectWork):
     name = "experiments"
+    kind = "experiment"
 
     def __init__(self) -> None:
         self.handlers = {
@@ -165,23 +169,15 @@ class Experiments(Projection):
     def _created(self, tx: Tx, e: Event) -> None:
         from domain.experiments.commands import reward_line
 
-        _file(tx, e, "experiment")
         d = e.data
-        tx.upsert("experiments", {
-            "id": str(e.aggregate_id), "org_id": str(d["org_id"]), "project_id": str(d["project_id"]),
-            "name": d["name"], "source_label": _source_label(d["source"]),
-            "metric_label": main_metric_label(d["scoring"], d["main_metric"]),
-            "reward_line": reward_line(d["scoring"], d["main_metric"], d["reward"], d["reward_is_main_metric"]),
-            "trains": int(d.get("reused_run") is None), "state": "queued", "baseline_id": _str(d.get("baseline_id")),
-            "run_id": _str(d.get("reused_run")), "evaluation_id": None, "training_ended": None, "base_score": None,
-            "adapter_score": None, "failure": None, "created_at": e.time, "updated_at": e.time,
-        })
-
-    def _set(self, tx: Tx, e: Event, **values: Any) -> None:
-        tx.update("experiments", {"id": str(e.aggregate_id)}, {"updated_at": e.time, **values})
-
-    def _state(self, tx: Tx, e: Event, state: str, **values: Any) -> None:
-        self._set(tx, e, state=state, **values)
+        self._create(
+            tx, e, source_label=_source_label(d["source"]),
+            metric_label=main_metric_label(d["scoring"], d["main_metric"]),
+            reward_line=reward_line(d["scoring"], d["main_metric"], d["reward"], d["reward_is_main_metric"]),
+            trains=int(d.get("reused_run") is None), baseline_id=_str(d.get("baseline_id")),
+            run_id=_str(d.get("reused_run")), evaluation_id=None, training_ended=None, base_score=None,
+            adapter_score=None, failure=None,
+        )
 
 
 def evaluation_projections() -> list[Any]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from domain.storage_keys import storage_key
 from projections.base import Event, Projection, jsonable
+from projections.directory import directory_entry
 from projections.tables import Tx
 
 # Secrets and their hashes stay in the event store: the feed never carries them, even where an event has one.
@@ -32,7 +33,7 @@ class Feed(Projection):
     name = "feed"
 
     def apply(self, tx: Tx, event: Event) -> None:
-        place = tx.get("directory", {"aggregate_id": str(event.aggregate_id)})
+        place = directory_entry(tx, event)
         if place is None:
             return
         data = {key: value for key, value in event.data.items() if key != "actor" and key not in NEVER_IN_FEED}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from domain.runs import messages
 from projections.base import Event, Projection
+from projections.directory import directory_entry
 from projections.tables import Tx
 
 
@@ -14,7 +15,7 @@ class Rounds(Projection):
         self.handlers = {"Run.RoundScored": self._scored}
 
     def _scored(self, tx: Tx, e: Event) -> None:
-        place = tx.get("directory", {"aggregate_id": str(e.aggregate_id)})
+        place = directory_entry(tx, e)
         if place is None:
             return
         result = e.data["result"]
@@ -58,7 +59,7 @@ class Samples(Projection):
 
     def _scored(self, tx: Tx, e: Event) -> None:
         number = e.data["result"]["round_number"]
-        place = tx.get("directory", {"aggregate_id": str(e.aggregate_id)})
+        place = directory_entry(tx, e)
         if number < 1 or place is None:
             return
         tx.upsert(

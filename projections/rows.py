@@ -2,13 +2,40 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field, fields
+from functools import cache, cached_property
+from typing import Any, TypeVar, get_type_hints
 from uuid import UUID
 
 from domain.runs.objectives import OBJECTIVE_NAMES
 from domain.runs.run_settings import RunSettings
+
+RowT = TypeVar("RowT", bound=Hashable)  # a frozen dataclass
+
+
+def read_row(row_class: type[RowT], row: Mapping[str, Any], **computed: Any) -> RowT:
+    """A frozen row from a table's row: each field from the column of its name, as its type reads it (a UUID from
+    its text, an optional UUID None when empty, a bool from SQL's 0 or 1); `computed` fields are given instead. A
+    column the row lacks leaves its field's default, and a column the class has no field for is not read."""
+    values = {name: read(row[name]) for name, read in _readers(row_class) if name in row and name not in computed}
+    return row_class(**values, **computed)
+
+
+@cache
+def _readers(row_class: type) -> tuple[tuple[str, Callable[[Any], Any]], ...]:
+    hints = get_type_hints(row_class)
+    return tuple((f.name, _reader(hints[f.name])) for f in fields(row_class))
+
+
+def _reader(hint: Any) -> Callable[[Any], Any]:
+    if hint is UUID:
+        return UUID
+    if hint == UUID | None:
+        return lambda value: UUID(value) if value else None
+    if hint is bool:
+        return bool
+    return lambda value: value
 
 
 @dataclass(frozen=True)

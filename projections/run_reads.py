@@ -11,7 +11,7 @@ from domain.runs import messages
 from domain.runs.objectives import OBJECTIVE_NAMES
 from domain.runs.run import RUNNING
 from domain.runs.run_settings import RunSettings
-from projections.rows import RolloutFileRow, RoundRow, RunDetail, RunRow, StepRow, TimelineEntry
+from projections.rows import RolloutFileRow, RoundRow, RunDetail, RunRow, StepRow, TimelineEntry, read_row
 from projections.tables import Row, Tables
 
 LIVE_STATES = ("queued", "preparing", "training", "saving_adapter")
@@ -24,34 +24,12 @@ def is_live(state: str, kind: str, stopped: bool) -> bool:
     return state in LIVE_STATES or (state == "adapter_ready" and kind == "full" and not stopped)
 
 
-def _uuid(value: str | None) -> UUID | None:
-    return UUID(value) if value else None
-
-
 def _json(value: str | None) -> Any:
     return json.loads(value) if value else None
 
 
 def _run_row(r: Row) -> RunRow:
-    return RunRow(
-        id=UUID(r["id"]),
-        org_id=UUID(r["org_id"]),
-        project_id=UUID(r["project_id"]),
-        name=r["name"],
-        kind=r["kind"],
-        state=r["state"],
-        status_line=r["status_line"],
-        rounds_total=r["rounds_total"],
-        rounds_done=max(r["rounds_scored"] - 1, 0),
-        best_round=r["best_round"],
-        best_validation=r["best_validation"],
-        reward_label=r["reward_label"],
-        created_at=r["created_at"],
-        updated_at=r["updated_at"],
-        objective=r["objective"],
-        steps_logged=r["steps_logged"],
-        steps_total=r["steps_total"],
-    )
+    return read_row(RunRow, r, rounds_done=max(r["rounds_scored"] - 1, 0))
 
 
 class RunReads:
@@ -106,40 +84,21 @@ class RunReads:
         kept = None
         if adapter is not None and adapter["best_round"] == 0 and objective == "rl":
             kept = messages.KEPT_STARTING_ADAPTER
-        return RunDetail(
-            id=UUID(r["id"]),
-            org_id=UUID(r["org_id"]),
-            project_id=UUID(r["project_id"]),
-            model=r["model"],
-            name=r["name"],
-            kind=r["kind"],
-            state=r["state"],
-            status_line=r["status_line"],
+        return read_row(
+            RunDetail,
+            r,
             settings=settings,
-            reward_label=r["reward_label"],
-            start_run=_uuid(r["start_run"]),
-            rounds_total=total,
             rounds_done=done,
             progress=min(done / total, 1.0) if total else 0.0,
-            best_round=r["best_round"],
-            best_validation=r["best_validation"],
             adapter=adapter,
             ended=ended,
             note=stop["note"] if stop else None,
             stop_reason=stop["reason"] if stop else None,
             stop_log_line=stop_log_line,
             kept_starting_adapter=kept,
-            failure=r["failure"],
             trial_report=_json(r["trial_report_json"]),
             merge=_json(r["merge_json"]),
-            retry_of=_uuid(r["retry_of"]),
-            retried_as=_uuid(r["retried_as"]),
-            duplicate_of=_uuid(r["duplicate_of"]),
             duplicates=[UUID(value) for value in json.loads(r["duplicates_json"])],
-            launched_at=r["launched_at"],
-            ended_at=r["ended_at"],
-            created_at=r["created_at"],
-            updated_at=r["updated_at"],
             live=is_live(r["state"], r["kind"], stop is not None),
             start_run_name=self._run_name(org_id, r["start_run"]),
         )
@@ -155,24 +114,18 @@ class RunReads:
         rows = self.tables.select(
             "rounds", {"run_id": str(run_id), "org_id": str(org_id)}, order=[("round_number", True)]
         )
-        return [
-            RoundRow(**{**r, "run_id": UUID(r["run_id"]), "updated": bool(r["updated"])})
-            for r in ({k: v for k, v in row.items() if k != "org_id"} for row in rows)
-        ]
+        return [read_row(RoundRow, r) for r in rows]
 
     def samples(self, org_id: UUID, run_id: UUID) -> list[RolloutFileRow]:
         rows = self.tables.select(
             "rollout_files", {"run_id": str(run_id), "org_id": str(org_id)}, order=[("round_number", True)]
         )
-        return [RolloutFileRow(UUID(r["run_id"]), r["round_number"], r["path"], r["written_at"]) for r in rows]
+        return [read_row(RolloutFileRow, r) for r in rows]
 
     def steps(self, org_id: UUID, run_id: UUID) -> list[StepRow]:
         """An SFT or DPO run's steps, newest first."""
         rows = self.tables.select("run_steps", {"run_id": str(run_id), "org_id": str(org_id)}, order=[("step", True)])
-        return [
-            StepRow(**{**r, "run_id": UUID(r["run_id"])})
-            for r in ({k: v for k, v in row.items() if k != "org_id"} for row in rows)
-        ]
+        return [read_row(StepRow, r) for r in rows]
 
     def timeline(self, org_id: UUID, run_id: UUID) -> list[TimelineEntry]:
         rows = self.tables.select(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from projections.base import Event, Projection
+from projections.directory import directory_entry
 from projections.tables import Tx
 
 
@@ -13,7 +14,7 @@ class Steps(Projection):
         self.handlers = {"Run.StepLogged": self._logged}
 
     def _logged(self, tx: Tx, e: Event) -> None:
-        place = tx.get("directory", {"aggregate_id": str(e.aggregate_id)})
+        place = directory_entry(tx, e)
         if place is None:
             return
         step = e.data["step"]

@@ -30,6 +30,7 @@ from projections.rows import (
     RunRow,
     StepRow,
     TimelineEntry,
+    read_row,
 )
 from projections.run_reads import RunReads
 from projections.tables import TABLE_KEYS, Row, Tables
@@ -129,23 +130,11 @@ class TableReadModels(AccessReads, CatalogReads, RunReads):
     # --- reading -------------------------------------------------------------------------------------------
     def organizations(self) -> list[OrganizationRow]:
         rows = self.tables.select("organizations", {}, order=[("name", False)])
-        return [OrganizationRow(UUID(r["id"]), r["name"], r["plan"], r["created_at"]) for r in rows]
+        return [read_row(OrganizationRow, r) for r in rows]
 
     def projects(self, org_id: UUID) -> list[ProjectRow]:
         rows = self.tables.select("projects", {"org_id": str(org_id)}, order=[("name", False)])
-        return [
-            ProjectRow(
-                UUID(r["id"]),
-                UUID(r["org_id"]),
-                r["name"],
-                r["model"],
-                r["revision"],
-                bool(r["vision"]),
-                r["created_at"],
-                json.loads(r.get("run_defaults") or "{}"),
-            )
-            for r in rows
-        ]
+        return [read_row(ProjectRow, r, run_defaults=json.loads(r.get("run_defaults") or "{}")) for r in rows]
 
     def feed(self, org_id: UUID, after: int, limit: int) -> list[FeedEntry]:
         rows = self.tables.select(

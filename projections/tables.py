@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -98,26 +98,20 @@ class SqlTx:
         return _as_dict(self.cursor, row) if row is not None else None
 
     def upsert(self, table: str, row: Row) -> None:
-        columns = list(row)
-        keys = TABLE_KEYS[table]
-        updates = ", ".join(f"{column} = excluded.{column}" for column in columns if column not in keys)
-        conflict = f"DO UPDATE SET {updates}" if updates else "DO NOTHING"
-        self.cursor.execute(
-            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(self._p(c) for c in columns)}) "
-            f"ON CONFLICT ({', '.join(keys)}) {conflict}",
-            row,
-        )
+        self.cursor.execute(self._upsert_statement(table, list(row)), row)
 
     def upsert_many(self, table: str, rows: list[Row]) -> None:
         """Rows with the same columns in one call (psycopg pipelines executemany)."""
-        columns = list(rows[0])
+        self.cursor.executemany(self._upsert_statement(table, list(rows[0])), rows)
+
+    def _upsert_statement(self, table: str, columns: list[str]) -> str:
+        """Inserts the columns, or updates those outside the table's key where the key is taken."""
         keys = TABLE_KEYS[table]
         updates = ", ".join(f"{column} = excluded.{column}" for column in columns if column not in keys)
         conflict = f"DO UPDATE SET {updates}" if updates else "DO NOTHING"
-        self.cursor.executemany(
+        return (
             f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(self._p(c) for c in columns)}) "
-            f"ON CONFLICT ({', '.join(keys)}) {conflict}",
-            rows,
+            f"ON CONFLICT ({', '.join(keys)}) {conflict}"
         )
 
     def update(self, table: str, key: Row, values: Row) -> None:
@@ -156,7 +150,27 @@ def _as_dict(cursor: Any, row: Any) -> Row:
     return {description[0]: value for description, value in zip(cursor.description, row, strict=True)}
 
 
-class SqliteTables:
+class SqlTables:
+    """What the SQLite and the PostgreSQL tables share: a read outside any transaction, on a cursor of its own."""
+
+    mark: str
+
+    def reading_cursor(self) -> AbstractContextManager[Any]:
+        raise NotImplementedError
+
+    def select(
+        self,
+        table: str,
+        where: Row,
+        order: Order = (),
+        after: tuple[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> list[Row]:
+        with self.reading_cursor() as cursor:
+            return SqlTx(cursor, self.mark).select(table, where, order, after, limit)
+
+
+class SqliteTables(SqlTables):
     """The read models in their own SQLite file; a connection per transaction keeps threads apart."""
 
     mark = ":{}"
@@ -187,17 +201,11 @@ class SqliteTables:
             finally:
                 connection.close()
 
-    def select(
-        self,
-        table: str,
-        where: Row,
-        order: Order = (),
-        after: tuple[str, Any] | None = None,
-        limit: int | None = None,
-    ) -> list[Row]:
+    @contextmanager
+    def reading_cursor(self) -> Iterator[sqlite3.Cursor]:
         connection = self.connect()
         try:
-            return SqlTx(connection.cursor(), self.mark).select(table, where, order, after, limit)
+            yield connection.cursor()
         finally:
             connection.close()
 
@@ -207,7 +215,7 @@ class SqliteTables:
                 tx.cursor.execute(f"DELETE FROM {table}")
 
 
-class PostgresTables:
+class PostgresTables(SqlTables):
     """The read models in the event store's PostgreSQL database, over a small connection pool."""
 
     mark = "%({})s"
@@ -223,16 +231,10 @@ class PostgresTables:
         with self.pool.connection() as connection, connection.transaction(), connection.cursor() as cursor:
             yield SqlTx(cursor, self.mark, "LOCK TABLE projection_positions IN EXCLUSIVE MODE")
 
-    def select(
-        self,
-        table: str,
-        where: Row,
-        order: Order = (),
-        after: tuple[str, Any] | None = None,
-        limit: int | None = None,
-    ) -> list[Row]:
+    @contextmanager
+    def reading_cursor(self) -> Iterator[Any]:
         with self.pool.connection() as connection, connection.cursor() as cursor:
-            return SqlTx(cursor, self.mark).select(table, where, order, after, limit)
+            yield cursor
 
     def clear(self) -> None:
         with self.transaction() as tx:

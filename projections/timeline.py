@@ -5,6 +5,7 @@ from __future__ import annotations
 from domain.runs import messages, objectives
 from domain.storage_keys import storage_key
 from projections.base import Event, Projection
+from projections.directory import directory_entry
 from projections.tables import Tx
 
 
@@ -16,7 +17,7 @@ class Timeline(Projection):
     def apply(self, tx: Tx, event: Event) -> None:
         if not event.type.startswith("Run."):
             return
-        place = tx.get("directory", {"aggregate_id": str(event.aggregate_id)})
+        place = directory_entry(tx, event)
         if place is None:
             return
         actor = event.actor
