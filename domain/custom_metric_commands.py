@@ -59,7 +59,7 @@ class CustomMetricCommands:
         return Written(version.id, self._save(version))
 
     def _new_version(self, metric: CustomMetric, source: str, actor: Actor) -> Written:
-        version = CustomMetricVersion.register(metric.org_id, metric.name, metric.next_version, source, actor.to_dict())
+        version = CustomMetricVersion.register(metric.org_id, metric.name, metric.next_number, source, actor.to_dict())
         metric.add_version(version.id, actor.to_dict())
         return Written(version.id, self._save(metric, version))
 

@@ -12,11 +12,13 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.errors import IllegalTransition
 from domain.rewards.custom import check_metric_source
+from domain.versions import Archivable, NumberedVersions
 
 
-class CustomMetricVersion(Aggregate):
+class CustomMetricVersion(Archivable, Aggregate):
+    """An archived version is refused for a new run; a run already saved with it keeps it (000)."""
+
     @event("Registered")
     def __init__(self, org_id: UUID, name: str, number: int, source: str, actor: dict[str, str]) -> None:
         self.org_id = org_id
@@ -36,18 +38,12 @@ class CustomMetricVersion(Aggregate):
         """How a person names it: "exact_year (v3)"."""
         return f"{self.name} (v{self.number})"
 
-    def archive(self, actor: dict[str, str]) -> None:
-        """An archived version is refused for a new run; a run already saved with it keeps it (000)."""
-        if self.archived:
-            raise IllegalTransition(f"{self.label} is already archived.")
-        self._archived(actor=dict(actor))
-
     @event("Archived")
     def _archived(self, actor: dict[str, str]) -> None:
         self.archived = True
 
 
-class CustomMetric(Aggregate):
+class CustomMetric(NumberedVersions, Aggregate):
     """An organization's metric by name, which numbers its versions; one per organization and name."""
 
     @staticmethod
@@ -59,13 +55,6 @@ class CustomMetric(Aggregate):
         self.org_id = org_id
         self.name = name
         self.versions: list[UUID] = []
-
-    @property
-    def next_version(self) -> int:
-        return len(self.versions) + 1
-
-    def add_version(self, version_id: UUID, actor: dict[str, str]) -> None:
-        self._version_added(version_id=version_id, number=self.next_version, actor=dict(actor))
 
     @event("VersionAdded")
     def _version_added(self, version_id: UUID, number: int, actor: dict[str, str]) -> None:

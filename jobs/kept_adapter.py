@@ -7,7 +7,6 @@ complete one without loading any model library.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import struct
 import tempfile
@@ -16,6 +15,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from jobs.run_storage import RunStorage
+from trainer.storage import file_sha256  # the checksum the trainer reports with the adapter
 
 WEIGHTS = "adapter_model.safetensors"
 CONFIG = "adapter_config.json"
@@ -45,19 +45,11 @@ def is_complete_safetensors(path: Path) -> bool:
     return size == 8 + header_length + max(ends, default=0)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _check(folder: Path, location: str) -> KeptAdapter | None:
     weights = folder / WEIGHTS
     if not (folder / CONFIG).is_file() or not weights.is_file() or not is_complete_safetensors(weights):
         return None
-    return KeptAdapter(location=location, sha256=_sha256(weights), size_bytes=weights.stat().st_size)
+    return KeptAdapter(location=location, sha256=file_sha256(weights), size_bytes=weights.stat().st_size)
 
 
 def find_kept_adapter(storage: RunStorage, run_id: str) -> KeptAdapter | None:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from uuid import UUID
 
 from domain.errors import NotFound
-from domain.loops.commands import LoopStep
+from domain.loops.steps import LoopStep
 from domain.runs.run import QUEUED
 from jobs import retrying
 from jobs.context import JobContext

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from domain.rewards.batch_failures import BatchScored, MetricFailures, fail_whol
 from domain.rewards.breakdown import breakdown
 from domain.rewards.config import NOT_A_REWARD
 from domain.rewards.types import AnswerScore, Grader
+from trainer.progress import write_json_line
 from trainer.spec import ModelRef, RewardSpec, Row, RunSpec, StartAdapter, Storage
 from trainer.tokenizing import answer_text, prompt_ids
 
@@ -217,9 +217,4 @@ def _write_results(spec: EvaluationSpec, results: list[dict[str, Any]]) -> str:
 
 def evaluate_from_file(path: str) -> int:
     spec = EvaluationSpec.from_dict(json.loads(Path(path).read_text()))
-
-    def emit(record: dict[str, Any]) -> None:
-        sys.stdout.write(json.dumps(record) + "\n")
-        sys.stdout.flush()
-
-    return 0 if evaluate(spec, emit) else 1
+    return 0 if evaluate(spec, write_json_line) else 1

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import torch
 
 from trainer.kv_cache import CACHE_FIELD
+from trainer.sampling import left_padded
 from trainer.spec import LossType
 
 ADVANTAGE_EPSILON = 1e-4  # TRL's: keeps a group with a tiny spread from exploding
@@ -184,12 +185,7 @@ def build_shared_prompt_batch(
     >>> b.prompt_ids.tolist(), b.prompt_positions.tolist(), b.answer_ids.tolist(), b.answer_mask.tolist()
     ([[5, 6], [0, 7]], [[0, 1], [0, 0]], [[8, 0], [9, 10], [11, 0]], [[1, 0], [1, 1], [1, 0]])
     """
-    prompt_width = max(len(p) for p in prompts)
-    prompt_ids = torch.full((len(prompts), prompt_width), pad_id, dtype=torch.long)  # [prompts, width]
-    prompt_mask = torch.zeros_like(prompt_ids)
-    for row, prompt in enumerate(prompts):
-        prompt_ids[row, prompt_width - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
-        prompt_mask[row, prompt_width - len(prompt) :] = 1
+    prompt_ids, prompt_mask = left_padded(prompts, pad_id)  # [prompts, width]
     answer_width = max(max(len(a) for a in answers), 1)
     answer_ids = torch.full((len(answers), answer_width), pad_id, dtype=torch.long)  # [answers, width]
     answer_mask = torch.zeros_like(answer_ids)

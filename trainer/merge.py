@@ -16,13 +16,13 @@ from __future__ import annotations
 import json
 import logging
 import shutil
-import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from trainer.progress import write_json_line
 from trainer.spec import Storage
 
 log = logging.getLogger(__name__)
@@ -121,9 +121,4 @@ def merge(spec: MergeSpec, emit: Callable[[dict[str, Any]], None]) -> bool:
 
 def merge_from_file(path: str) -> int:
     spec = MergeSpec.from_dict(json.loads(Path(path).read_text()))
-
-    def emit(record: dict[str, Any]) -> None:
-        sys.stdout.write(json.dumps(record) + "\n")
-        sys.stdout.flush()
-
-    return 0 if merge(spec, emit) else 1
+    return 0 if merge(spec, write_json_line) else 1

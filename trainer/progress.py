@@ -187,6 +187,14 @@ def record_from_dict(data: dict[str, Any]) -> ProgressRecord:
     return cls(**values)
 
 
+def write_json_line(record: dict[str, Any], stream: IO[str] | None = None) -> None:
+    """One record to the supervisor as one JSON line (stdout unless told), flushed so it sees it at once: a run's
+    records, and an evaluation's or a merge's plain ones."""
+    stream = stream or sys.stdout
+    stream.write(json.dumps(record) + "\n")
+    stream.flush()
+
+
 class JsonLinesEmitter:
     """Writes each record as one JSON line and flushes, so the supervisor sees it at once."""
 
@@ -194,5 +202,4 @@ class JsonLinesEmitter:
         self.stream = stream or sys.stdout
 
     def __call__(self, record: ProgressRecord) -> None:
-        self.stream.write(json.dumps(record_to_dict(record)) + "\n")
-        self.stream.flush()
+        write_json_line(record_to_dict(record), self.stream)

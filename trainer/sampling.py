@@ -113,7 +113,7 @@ class TransformersBackend:
     def _decode(self, prompts: list[list[int]], copies: int, max_answer_tokens: int, greedy: bool, should_stop):
         """→ the generated token ids of `copies` answers to each prompt (grouped by prompt), each ending with an
         end token or at the longest length. Each prompt is read once; its KV cache is copied per answer."""
-        input_ids, attention_mask = _left_pad(prompts, self.pad_id, self.device)  # [prompts, prompt_width]
+        input_ids, attention_mask = (padded.to(self.device) for padded in left_padded(prompts, self.pad_id))
         positions = (attention_mask.cumsum(dim=1) - 1).clamp(min=0)  # [prompts, prompt_width]
         output = self.model(
             input_ids=input_ids, attention_mask=attention_mask, position_ids=positions, use_cache=True
@@ -162,11 +162,13 @@ class TransformersBackend:
         return generated
 
 
-def _left_pad(sequences: list[list[int]], pad_id: int, device: torch.device):
+def left_padded(sequences: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Prompts padded on the left, so each ends where its answer begins (sampling here, the shared-prompt batch
+    in trainer/grpo.py), and the mask of their real tokens. → ids [seqs, width], mask [seqs, width]"""
     width = max(len(s) for s in sequences)
     input_ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)  # [seqs, width]
     attention_mask = torch.zeros_like(input_ids)
     for row, sequence in enumerate(sequences):
         input_ids[row, width - len(sequence) :] = torch.tensor(sequence, dtype=torch.long)
         attention_mask[row, width - len(sequence) :] = 1
-    return input_ids.to(device), attention_mask.to(device)
+    return input_ids, attention_mask

@@ -21,13 +21,15 @@ Example (a full run of the Demo project's numbers for the tiny model):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 LossType = Literal["grpo", "dapo", "dr_grpo"]
 GenerationBackend = Literal["vllm", "transformers"]
 Quantization = Literal["none", "8bit", "4bit"]
+SpecT = TypeVar("SpecT")
 
 
 class SpecError(ValueError):
@@ -148,29 +150,38 @@ class RunSpec:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunSpec:
-        known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise SpecError(f"unknown spec field(s): {', '.join(sorted(unknown))}")
-        values = dict(data)
-        try:
-            values["model"] = ModelRef(**data["model"])
-            values["reward"] = RewardSpec(**data["reward"])
-            storage = data["storage"]
-            values["storage"] = Storage(location=storage) if isinstance(storage, str) else Storage(**storage)
-            values["train_rows"] = [Row(**row) for row in data["train_rows"]]
-            values["validation_rows"] = [Row(**row) for row in data["validation_rows"]]
-            values["start_adapter"] = StartAdapter(**data["start_adapter"]) if data.get("start_adapter") else None
-            values["full_run"] = FullRun(**data["full_run"]) if data.get("full_run") else None
-            values["deadline"] = parse_deadline(data["deadline"])
-            return cls(**values)
-        except KeyError as missing:
-            raise SpecError(f"the spec has no {missing.args[0]}") from None
-        except TypeError as error:
-            raise SpecError(f"malformed spec: {error}") from None
+        return spec_from_dict(cls, data, row=Row, full_run=FullRun, reward=lambda value: RewardSpec(**value))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def spec_from_dict(
+    cls: type[SpecT], data: dict[str, Any], *, row: type, full_run: type, **own: Callable[[Any], Any]
+) -> SpecT:
+    """A training spec (RL here, SFT, DPO or Head in trainer/tune_spec.py) from its JSON object: the parts every
+    objective has are built here, with the objective's `row` and `full_run` types; `own` builds the spec's other
+    nested fields from their values. An unknown, missing or malformed field raises SpecError naming it."""
+    unknown = set(data) - {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    if unknown:
+        raise SpecError(f"unknown spec field(s): {', '.join(sorted(unknown))}")
+    values = dict(data)
+    try:
+        values["model"] = ModelRef(**data["model"])
+        for name, build in own.items():
+            values[name] = build(data[name])
+        storage = data["storage"]
+        values["storage"] = Storage(location=storage) if isinstance(storage, str) else Storage(**storage)
+        values["train_rows"] = [row(**each) for each in data["train_rows"]]
+        values["validation_rows"] = [row(**each) for each in data["validation_rows"]]
+        values["start_adapter"] = StartAdapter(**data["start_adapter"]) if data.get("start_adapter") else None
+        values["full_run"] = full_run(**data["full_run"]) if data.get("full_run") else None
+        values["deadline"] = parse_deadline(data["deadline"])
+        return cls(**values)
+    except KeyError as missing:
+        raise SpecError(f"the spec has no {missing.args[0]}") from None
+    except TypeError as error:
+        raise SpecError(f"malformed spec: {error}") from None
 
 
 def parse_deadline(value: str | float | int) -> float:

@@ -7,10 +7,10 @@ run trains: a trial's `epochs` (one) and rows (at most 8 of each) are its own, a
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from trainer.spec import ModelRef, SpecError, StartAdapter, Storage, parse_deadline
+from trainer.spec import ModelRef, SpecError, StartAdapter, Storage, spec_from_dict
 
 Objective = Literal["sft", "dpo", "head"]
 
@@ -75,24 +75,7 @@ class TuneSpec:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TuneSpec:
-        unknown = set(data) - {f.name for f in fields(cls)}
-        if unknown:
-            raise SpecError(f"unknown spec field(s): {', '.join(sorted(unknown))}")
-        values = dict(data)
-        try:
-            values["model"] = ModelRef(**data["model"])
-            storage = data["storage"]
-            values["storage"] = Storage(location=storage) if isinstance(storage, str) else Storage(**storage)
-            values["train_rows"] = [TuneRow(**row) for row in data["train_rows"]]
-            values["validation_rows"] = [TuneRow(**row) for row in data["validation_rows"]]
-            values["start_adapter"] = StartAdapter(**data["start_adapter"]) if data.get("start_adapter") else None
-            values["full_run"] = FullTuning(**data["full_run"]) if data.get("full_run") else None
-            values["deadline"] = parse_deadline(data["deadline"])
-            return cls(**values)
-        except KeyError as missing:
-            raise SpecError(f"the spec has no {missing.args[0]}") from None
-        except TypeError as error:
-            raise SpecError(f"malformed spec: {error}") from None
+        return spec_from_dict(cls, data, row=TuneRow, full_run=FullTuning)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

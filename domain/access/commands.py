@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import secrets
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID, uuid4
 
 from eventsourcing.application import AggregateNotFoundError
@@ -33,6 +33,7 @@ from domain.written import Written
 LAST_OWNER = "An organization needs at least one owner: make someone else an owner first."
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 PROVIDER_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+ConnectionT = TypeVar("ConnectionT", StorageSettings, TrainingProviders)
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,7 @@ class AccessCommands:
             password = secrets.token_urlsafe(12)
             self.create_account(email, password, actor)
             account = self.find_account(email)
+            assert account is not None  # saved just above
         if organization.role_of(account.id) is not None:
             raise SettingsInvalid({"email": f"{account.email} is already a member."})
         organization.add_member(str(account.id), account.email, role, actor.to_dict())
@@ -222,12 +224,17 @@ class AccessCommands:
         return token if isinstance(token, ApiToken) and token.proves(text) else None
 
     # --- storage and providers (owners connect them) -------------------------------------------------------
-    def get_storage(self, org_id: UUID) -> StorageSettings | None:
-        """The organization's storage, or None for the default local folder."""
+    def _connection(self, kind: type[ConnectionT], org_id: UUID, what: str) -> ConnectionT | None:
+        """The organization's one connection of this kind (its id comes from the organization's), or None when
+        the owners have not set it."""
         try:
-            return self._get(StorageSettings, StorageSettings.create_id(org_id), org_id, "storage")
+            return self._get(kind, kind.create_id(org_id), org_id, what)
         except NotFound:
             return None
+
+    def get_storage(self, org_id: UUID) -> StorageSettings | None:
+        """The organization's storage, or None for the default local folder."""
+        return self._connection(StorageSettings, org_id, "storage")
 
     def set_storage(
         self,
@@ -267,10 +274,7 @@ class AccessCommands:
         return found.listed() if found else [LOCAL]
 
     def _providers(self, org_id: UUID) -> TrainingProviders | None:
-        try:
-            return self._get(TrainingProviders, TrainingProviders.create_id(org_id), org_id, "providers")
-        except NotFound:
-            return None
+        return self._connection(TrainingProviders, org_id, "providers")
 
     def set_provider(
         self, org_id: UUID, name: str, gpu: str, price_per_hour: float, actor: Actor, caller_role: str

@@ -10,10 +10,12 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
+from domain.versions import NumberedVersions
+
 MAX_NAME = 200
 
 
-class Dataset(Aggregate):
+class Dataset(NumberedVersions, Aggregate):
     @staticmethod
     def create_id(org_id: UUID, name: str, **_: Any) -> UUID:
         return uuid5(org_id, f"dataset:{name.strip().casefold()}")
@@ -23,13 +25,6 @@ class Dataset(Aggregate):
         self.org_id = org_id
         self.name = name
         self.versions: list[UUID] = []
-
-    @property
-    def next_number(self) -> int:
-        return len(self.versions) + 1
-
-    def add_version(self, version_id: UUID, actor: dict[str, str]) -> None:
-        self._version_added(version_id=version_id, number=self.next_number, actor=dict(actor))
 
     @event("VersionAdded")
     def _version_added(self, version_id: UUID, number: int, actor: dict[str, str]) -> None:

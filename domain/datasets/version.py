@@ -14,7 +14,8 @@ from eventsourcing.domain import Aggregate, event
 
 from domain.datasets.examples import SHAPE_NAMES
 from domain.datasets.upload import RL_REFUSES_IMAGES
-from domain.errors import DomainError, IllegalTransition
+from domain.errors import DomainError
+from domain.versions import Archivable
 
 SPLITS = ("train", "validation", "test")
 SPLIT_NAMES = {"train": "training", "validation": "validation", "test": "test"}
@@ -24,7 +25,7 @@ class DatasetVersionInvalid(DomainError):
     """A version that can't be recorded as given."""
 
 
-class DatasetVersion(Aggregate):
+class DatasetVersion(Archivable, Aggregate):
     """One uploaded version of a dataset, belonging to one organization."""
 
     @classmethod
@@ -123,11 +124,6 @@ class DatasetVersion(Aggregate):
         if self.archived:
             return f"{self.label} is archived: choose an active version."
         return None
-
-    def archive(self, actor: dict[str, str]) -> None:
-        if self.archived:
-            raise IllegalTransition(f"{self.label} is already archived.")
-        self._archived(actor=dict(actor))
 
     @event("Archived")
     def _archived(self, actor: dict[str, str]) -> None:

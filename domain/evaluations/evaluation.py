@@ -11,6 +11,7 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate, event
 
 from domain.errors import IllegalTransition
+from domain.lifecycle import Lifecycle
 from domain.rewards.batch_failures import MetricFailures
 
 QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED = "queued", "running", "completed", "failed", "cancelled"
@@ -24,7 +25,11 @@ STATUS_NAMES = {
 LIVE = (QUEUED, RUNNING)
 
 
-class Evaluation(Aggregate):
+class Evaluation(Lifecycle, Aggregate):
+    status_names = STATUS_NAMES
+    live_states = LIVE
+    fail_refusal = "Only a queued or running evaluation can fail: this one is {status}."
+
     @event("Created")
     def __init__(
         self,
@@ -60,17 +65,9 @@ class Evaluation(Aggregate):
         self.failure: str | None = None
 
     @property
-    def status(self) -> str:
-        return STATUS_NAMES[self.state]
-
-    @property
     def is_baseline(self) -> bool:
         """The base model's evaluation: what a full run's default reward comes from."""
         return self.adapter_run is None
-
-    def _require(self, states: tuple[str, ...], message: str) -> None:
-        if self.state not in states:
-            raise IllegalTransition(message.format(status=self.status))
 
     def start(self, actor: dict[str, str]) -> None:
         self._require((QUEUED,), "Only a queued evaluation can start: this one is {status}.")
@@ -103,10 +100,6 @@ class Evaluation(Aggregate):
         self.results = results
         self.metric_failures = metric_failures  # None in events recorded before metric failures were kept
         self.state = COMPLETED
-
-    def fail(self, message: str, actor: dict[str, str]) -> None:
-        self._require(LIVE, "Only a queued or running evaluation can fail: this one is {status}.")
-        self._failed(message=message, actor=actor)
 
     @event("Failed")
     def _failed(self, message: str, actor: dict[str, str]) -> None:

@@ -13,11 +13,9 @@ from uuid import UUID
 from domain.actors import Actor
 from domain.errors import SettingsInvalid
 from domain.evaluations.answer_length import ANSWER_LENGTH_MESSAGE, MAX_ANSWER_TOKENS_DEFAULT, is_answer_length
-from domain.evaluations.evaluation import COMPLETED as EVALUATION_COMPLETED
-from domain.evaluations.evaluation import LIVE as EVALUATION_LIVE
 from domain.evaluations.scoring import checked_scoring, main_metric_label, reward_from_baseline
 from domain.experiments.experiment import MEASURING, QUEUED, TRAINING, Experiment
-from domain.loops.commands import LoopStep
+from domain.loops.steps import JobSteps, LoopStep
 from domain.rewards.config import NOT_A_REWARD, RewardConfig
 from domain.runs import objectives
 from domain.runs.run_settings import ROUND_SETTINGS, RunSettings
@@ -39,7 +37,7 @@ def reward_line(scoring: dict[str, Any], main_metric: str, reward: dict[str, Any
     return f"Reward: {RewardConfig.from_dict(reward).label}"
 
 
-class ExperimentCommands:
+class ExperimentCommands(JobSteps):
     _get: Any
     _save: Any
 
@@ -125,19 +123,9 @@ class ExperimentCommands:
         """Stop works at any time: the experiment is Stopped, and its live run or evaluation is cancelled."""
         experiment = self.get_experiment(org_id, experiment_id)
         experiment.stop(actor.to_dict())
-        changed: list[Any] = [experiment]
-        if experiment.run_id is not None and experiment.trains:
-            run = self.get_run(None, experiment.run_id)  # type: ignore[attr-defined]
-            if run.state in RUNNING:
-                run.cancel(actor.to_dict())
-                changed.append(run)
-        for evaluation_id in (experiment.baseline_id, experiment.evaluation_id):
-            if evaluation_id is not None:
-                evaluation = self.get_evaluation(None, evaluation_id)  # type: ignore[attr-defined]
-                if evaluation.state in EVALUATION_LIVE:
-                    evaluation.cancel(actor.to_dict())
-                    changed.append(evaluation)
-        return Written(experiment.id, self._save(*changed))
+        own_run = experiment.run_id if experiment.trains else None  # a reused run is not the experiment's to cancel
+        cancelled = self._cancel_live_jobs(own_run, [experiment.baseline_id, experiment.evaluation_id], actor)
+        return Written(experiment.id, self._save(experiment, *cancelled))
 
     def advance_experiment(self, experiment_id: UUID) -> LoopStep:
         """Records the experiment's next step from the state of what it waits on; says what the jobs do now."""
@@ -150,11 +138,11 @@ class ExperimentCommands:
             self._save(experiment)
             return LoopStep("evaluate", written.id)
         if experiment.state in (QUEUED, MEASURING):
-            base = self.get_evaluation(None, experiment.baseline_id)  # type: ignore[attr-defined]
-            if base.state in EVALUATION_LIVE:
-                return LoopStep("wait", base.id)
-            if base.state != EVALUATION_COMPLETED:
-                return self._fail(experiment, f"Measuring the base model ended {base.status}", base.failure)
+            base = self._completed_evaluation(
+                experiment, experiment.baseline_id, "Measuring the base model", EXPERIMENTS
+            )
+            if isinstance(base, LoopStep):
+                return base
             experiment.base_measured(base.score or 0.0, EXPERIMENTS.to_dict())
             if experiment.trains:
                 run_id = self._start_experiment_run(experiment)
@@ -165,19 +153,14 @@ class ExperimentCommands:
             if run.state in RUNNING:
                 return LoopStep("wait", run.id)
             if run.state not in FINISHED_WITH_ADAPTER or run.adapter is None:
-                return self._fail(experiment, f"The RL run ended {run.status}", run.failure)
+                return self._fail_ended(experiment, f"The RL run ended {run.status}", run.failure, EXPERIMENTS)
             return self._evaluate_adapter(experiment, _how_training_ended(run))
-        evaluation = self.get_evaluation(None, experiment.evaluation_id)  # type: ignore[attr-defined]
-        if evaluation.state in EVALUATION_LIVE:
-            return LoopStep("wait", evaluation.id)
-        if evaluation.state != EVALUATION_COMPLETED:
-            return self._fail(experiment, f"Evaluating the adapter ended {evaluation.status}", evaluation.failure)
+        evaluation = self._completed_evaluation(
+            experiment, experiment.evaluation_id, "Evaluating the adapter", EXPERIMENTS
+        )
+        if isinstance(evaluation, LoopStep):
+            return evaluation
         experiment.complete(evaluation.score or 0.0, EXPERIMENTS.to_dict())
-        self._save(experiment)
-        return LoopStep("done")
-
-    def _fail(self, experiment: Experiment, what: str, failure: str | None) -> LoopStep:
-        experiment.fail(what + (f": {failure}" if failure else "."), EXPERIMENTS.to_dict())
         self._save(experiment)
         return LoopStep("done")
 

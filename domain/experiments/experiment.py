@@ -11,6 +11,7 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate, event
 
 from domain.errors import IllegalTransition
+from domain.lifecycle import Lifecycle
 from domain.runs.run_settings import RunSettings
 from domain.runs.stored_settings import upcast_settings
 
@@ -28,7 +29,11 @@ STATUS_NAMES = {
 LIVE = (QUEUED, MEASURING, TRAINING, EVALUATING)
 
 
-class Experiment(Aggregate):
+class Experiment(Lifecycle, Aggregate):
+    status_names = STATUS_NAMES
+    live_states = LIVE
+    fail_refusal = "Only a live experiment can fail: this one is {status}."
+
     class Created(Aggregate.Created):
         org_id: UUID
         project_id: UUID
@@ -87,14 +92,6 @@ class Experiment(Aggregate):
         self.adapter_score: float | None = None
 
     @property
-    def status(self) -> str:
-        return STATUS_NAMES[self.state]
-
-    @property
-    def is_live(self) -> bool:
-        return self.state in LIVE
-
-    @property
     def trains(self) -> bool:
         return self.reused_run is None
 
@@ -103,10 +100,6 @@ class Experiment(Aggregate):
         if self.base_score is None or self.adapter_score is None:
             return None
         return self.adapter_score - self.base_score
-
-    def _require(self, states: tuple[str, ...], message: str) -> None:
-        if self.state not in states:
-            raise IllegalTransition(message.format(status=self.status))
 
     # --- steps the jobs record -----------------------------------------------------------------------------
     def measure(self, evaluation_id: UUID, actor: dict[str, str]) -> None:
@@ -155,10 +148,6 @@ class Experiment(Aggregate):
     def _completed(self, adapter_score: float, actor: dict[str, str]) -> None:
         self.adapter_score = adapter_score
         self.state = COMPLETED
-
-    def fail(self, message: str, actor: dict[str, str]) -> None:
-        self._require(LIVE, "Only a live experiment can fail: this one is {status}.")
-        self._failed(message=message, actor=actor)
 
     @event("Failed")
     def _failed(self, message: str, actor: dict[str, str]) -> None:

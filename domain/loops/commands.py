@@ -6,16 +6,14 @@ evaluation it waits on has ended: it records the next step and answers what the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 from uuid import UUID
 
 from domain.actors import Actor
 from domain.errors import SettingsInvalid
 from domain.evaluations.benchmarks import BENCHMARKS, HELD_OUT_PROBLEMS, MATH_PAIRS_MAIN_METRIC, MATH_PAIRS_SCORING
-from domain.evaluations.evaluation import COMPLETED as EVALUATION_COMPLETED
-from domain.evaluations.evaluation import LIVE as EVALUATION_LIVE
 from domain.loops.loop import QUEUED, SCORE_COLUMNS, TRAINING, TrainingLoop
+from domain.loops.steps import JobSteps, LoopStep
 from domain.runs.run_settings import FIELDS_BY_NAME, RunSettings
 from domain.runs.states import FINISHED_WITH_ADAPTER, RUNNING
 from domain.written import Written
@@ -24,15 +22,7 @@ LOOPS = Actor("system", "loops", "Training loop")
 SEEDS = int(FIELDS_BY_NAME["seed"].maximum or 0) + 1  # a round's seed wraps round within the Seed field's bounds
 
 
-@dataclass(frozen=True)
-class LoopStep:
-    """What the jobs do next: train a run, evaluate, or nothing (the loop ended or waits on a live job)."""
-
-    action: Literal["train", "evaluate", "wait", "done"]
-    target_id: UUID | None = None
-
-
-class LoopCommands:
+class LoopCommands(JobSteps):
     _get: Any
     _save: Any
 
@@ -102,19 +92,9 @@ class LoopCommands:
         """Stop works at any time: the loop is Stopped, and its live run or evaluation is cancelled."""
         loop = self.get_loop(org_id, loop_id)
         loop.stop(actor.to_dict())
-        changed: list[Any] = [loop]
-        current = loop.current
-        if current is not None:
-            run = self.get_run(None, current["run_id"])  # type: ignore[attr-defined]
-            if run.state in RUNNING:
-                run.cancel(actor.to_dict())
-                changed.append(run)
-            if current.get("evaluation_id") is not None:
-                evaluation = self.get_evaluation(None, current["evaluation_id"])  # type: ignore[attr-defined]
-                if evaluation.state in EVALUATION_LIVE:
-                    evaluation.cancel(actor.to_dict())
-                    changed.append(evaluation)
-        return Written(loop.id, self._save(*changed))
+        current = loop.current or {}
+        cancelled = self._cancel_live_jobs(current.get("run_id"), [current.get("evaluation_id")], actor)
+        return Written(loop.id, self._save(loop, *cancelled))
 
     def advance_loop(self, loop_id: UUID) -> LoopStep:
         """Records the loop's next step from the state of its current run or evaluation; says what to do."""
@@ -130,12 +110,7 @@ class LoopCommands:
             if run.state in RUNNING:
                 return LoopStep("wait", run.id)
             if run.state not in FINISHED_WITH_ADAPTER or run.adapter is None:
-                message = f"Round {current['number']}'s run ended {run.status}" + (
-                    f": {run.failure}" if run.failure else "."
-                )
-                loop.fail(message, LOOPS.to_dict())
-                self._save(loop)
-                return LoopStep("done")
+                return self._fail_ended(loop, f"Round {current['number']}'s run ended {run.status}", run.failure, LOOPS)
             written = self.create_evaluation(  # type: ignore[attr-defined]
                 loop.org_id,
                 loop.project_id,
@@ -152,17 +127,10 @@ class LoopCommands:
             self._save(loop)
             return LoopStep("evaluate", written.id)
         # benchmarking
-        evaluation = self.get_evaluation(None, current["evaluation_id"])  # type: ignore[attr-defined]
-        if evaluation.state in EVALUATION_LIVE:
-            return LoopStep("wait", evaluation.id)
-        if evaluation.state != EVALUATION_COMPLETED:
-            loop.fail(
-                f"Round {current['number']}'s benchmark ended {evaluation.status}"
-                + (f": {evaluation.failure}" if evaluation.failure else "."),
-                LOOPS.to_dict(),
-            )
-            self._save(loop)
-            return LoopStep("done")
+        benchmark = f"Round {current['number']}'s benchmark"
+        evaluation = self._completed_evaluation(loop, current["evaluation_id"], benchmark, LOOPS)
+        if isinstance(evaluation, LoopStep):
+            return evaluation
         score = evaluation.breakdown.get(loop.score_column, evaluation.score or 0.0)
         loop.score_round(float(score), LOOPS.to_dict())
         self._save(loop)

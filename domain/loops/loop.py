@@ -10,6 +10,7 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate, event
 
 from domain.errors import IllegalTransition
+from domain.lifecycle import Lifecycle
 from domain.loops import rules
 from domain.runs.run_settings import RunSettings
 from domain.runs.stored_settings import upcast_settings
@@ -36,7 +37,11 @@ SCORE_COLUMNS = {
 }
 
 
-class TrainingLoop(Aggregate):
+class TrainingLoop(Lifecycle, Aggregate):
+    status_names = STATUS_NAMES
+    live_states = LIVE
+    fail_refusal = "Only a live loop can fail: this one is {status}."
+
     class Created(Aggregate.Created):
         org_id: UUID
         project_id: UUID
@@ -89,14 +94,6 @@ class TrainingLoop(Aggregate):
 
     # --- reading -------------------------------------------------------------------------------------------
     @property
-    def status(self) -> str:
-        return STATUS_NAMES[self.state]
-
-    @property
-    def is_live(self) -> bool:
-        return self.state in LIVE
-
-    @property
     def scores(self) -> list[float]:
         return [r["score"] for r in self.rounds if r.get("score") is not None]
 
@@ -107,10 +104,6 @@ class TrainingLoop(Aggregate):
     @property
     def current(self) -> dict[str, Any] | None:
         return self.rounds[-1] if self.rounds else None
-
-    def _require(self, states: tuple[str, ...], message: str) -> None:
-        if self.state not in states:
-            raise IllegalTransition(message.format(status=self.status))
 
     # --- steps the jobs record -----------------------------------------------------------------------------
     def start_round(self, run_id: UUID, actor: dict[str, str]) -> None:
@@ -155,10 +148,6 @@ class TrainingLoop(Aggregate):
     @event("Ended")
     def _ended(self, status: str, actor: dict[str, str]) -> None:
         self.state = status
-
-    def fail(self, message: str, actor: dict[str, str]) -> None:
-        self._require(LIVE, "Only a live loop can fail: this one is {status}.")
-        self._failed(message=message, actor=actor)
 
     @event("Failed")
     def _failed(self, message: str, actor: dict[str, str]) -> None:

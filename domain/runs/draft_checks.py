@@ -62,14 +62,10 @@ class DraftChecks:
         # are not what it scores, so they are not checked against it
         checked_reward = None if makes_own_prompts(draft.reward) else draft.reward
         errors.update(self.dataset_version_problems(org_id, draft.dataset_version, checked_reward))
-        if draft.start_run is not None:
-            try:
-                source = self._start_from(org_id, project, draft.start_run, draft.model_revision)
-            except SettingsInvalid as problem:
-                errors.update(problem.errors)
-            else:
-                errors.update(adapter_locked_problems(draft, source.settings))
-                draft = _continuing(draft, source)
+        source = self._draft_source(org_id, project, draft, errors)
+        if source is not None:
+            errors.update(adapter_locked_problems(draft, source.settings))
+            draft = _continuing(draft, source)
         if errors:
             raise SettingsInvalid(errors)
         return draft.saved()
@@ -88,25 +84,32 @@ class DraftChecks:
                 version = self.get_dataset_version(org_id, UUID(str(draft.dataset_version)))
                 if version.shape != "preference":
                     errors["dataset_version"] = objectives.NEEDS_PAIRS.format(label=version.label)
-        if draft.start_run is not None:
-            try:
-                source = self._start_from(org_id, project, draft.start_run, draft.model_revision)
-            except SettingsInvalid as problem:
-                errors.update(problem.errors)
-            else:
-                run_name = f"“{source.settings.name or 'Untitled'}”"
-                if draft.objective == objectives.HEAD and source.objective != objectives.HEAD:
-                    # continuing an adapter trains all of it: one beyond the head would not be Head training
-                    errors["start_run"] = objectives.HEAD_STARTS_FROM_HEAD.format(
-                        run=run_name, a_run=objectives.A_RUN[source.objective]
-                    )
-                elif draft.objective != objectives.HEAD and self._adapter_trains_head(org_id, source):
-                    errors["start_run"] = objectives.TUNING_FROM_HEAD.format(name=name, run=run_name)
-                errors.update(adapter_locked_problems(draft, source.settings))
-                draft = _continuing(draft, source)
+        source = self._draft_source(org_id, project, draft, errors)
+        if source is not None:
+            run_name = f"“{source.settings.name or 'Untitled'}”"
+            if draft.objective == objectives.HEAD and source.objective != objectives.HEAD:
+                # continuing an adapter trains all of it: one beyond the head would not be Head training
+                errors["start_run"] = objectives.HEAD_STARTS_FROM_HEAD.format(
+                    run=run_name, a_run=objectives.A_RUN[source.objective]
+                )
+            elif draft.objective != objectives.HEAD and self._adapter_trains_head(org_id, source):
+                errors["start_run"] = objectives.TUNING_FROM_HEAD.format(name=name, run=run_name)
+            errors.update(adapter_locked_problems(draft, source.settings))
+            draft = _continuing(draft, source)
         if errors:
             raise SettingsInvalid(errors)
         return draft.saved()
+
+    def _draft_source(self, org_id: UUID, project: Project, draft: RunSettings, errors: dict[str, str]) -> Run | None:
+        """The run whose adapter the draft's Start from continues; None when it names none, or when it names one
+        it can't start from, whose problems then go to `errors`."""
+        if draft.start_run is None:
+            return None
+        try:
+            return self._start_from(org_id, project, draft.start_run, draft.model_revision)
+        except SettingsInvalid as problem:
+            errors.update(problem.errors)
+            return None
 
     def _adapter_trains_head(self, org_id: UUID, run: Run) -> bool:
         """Whether a run's adapter has a part on the output head: a Head run's, or one continued from it (RL

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, TypeVar
+
+ReportT = TypeVar("ReportT", "RoundResult", "TrialReport")
+
+
+def _from_known_fields(cls: type[ReportT], data: dict[str, Any]) -> ReportT:
+    """Built from a stored report, passing over the fields this version no longer has (events keep old ones)."""
+    known = {f.name for f in fields(cls)}
+    return cls(**{key: value for key, value in data.items() if key in known})
 
 
 @dataclass(frozen=True)
@@ -44,8 +52,7 @@ class RoundResult:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RoundResult:
-        known = {f.name for f in fields(cls)}
-        return cls(**{key: value for key, value in data.items() if key in known})
+        return _from_known_fields(cls, data)
 
 
 @dataclass(frozen=True)
@@ -88,5 +95,4 @@ class TrialReport:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrialReport:
-        known = {f.name for f in fields(cls)}
-        return cls(**{key: value for key, value in data.items() if key in known})
+        return _from_known_fields(cls, data)
