@@ -14,7 +14,8 @@ from litestar.params import Body
 from litestar.response import Redirect, Template
 
 from app.auth.config import AuthConfig
-from app.auth.settings import _back, _page, owners_only
+from app.auth.settings import _page, owners_only
+from app.shell.commands import redirect_once_seen
 from app.shell.dependencies import OwnWritesDep
 from app.shell.identity import Identity
 from domain.application import Verity
@@ -86,9 +87,9 @@ class ConnectionsController(Controller):
         except SettingsInvalid as refused:
             providers = verity.providers(identity.organization_id)
             return _page("providers", identity, 422, providers=providers, errors=refused.errors, values=data)
-        return _back(own_writes, written.position, "/settings/providers")
+        return redirect_once_seen(own_writes, written.position, "/settings/providers")
 
     @post("/providers/{provider:str}/remove", name="settings:remove-provider", sync_to_thread=True)
     def remove_provider(self, provider: str, verity: Verity, own_writes: OwnWritesDep, identity: Identity) -> Redirect:
         written = verity.remove_provider(identity.organization_id, provider, identity.actor, identity.role)
-        return _back(own_writes, written.position, "/settings/providers")
+        return redirect_once_seen(own_writes, written.position, "/settings/providers")

@@ -11,7 +11,7 @@ from litestar.enums import RequestEncodingType
 from litestar.params import Body
 from litestar.response import Redirect, Template
 
-from app.shell.commands import OwnWrites
+from app.shell.commands import redirect_once_seen
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
 from domain.access.commands import OWNERS_ONLY
@@ -31,11 +31,6 @@ def owners_only(identity: Identity) -> None:
 def _page(name: str, identity: Identity, status_code: int = 200, **context: Any) -> Template:
     base = {"identity": identity, "section": "settings", "tab": name, "roles": ROLES, "plan_names": PLAN_NAMES}
     return Template(f"settings/{name}.html", context={**base, **context}, status_code=status_code)
-
-
-def _back(own_writes: OwnWrites, position: int, path: str) -> Redirect:
-    own_writes.see(position)
-    return Redirect(path=path, status_code=303)
 
 
 class SettingsController(Controller):
@@ -88,12 +83,12 @@ class SettingsController(Controller):
         written = verity.change_role(
             identity.organization_id, account_id, data.get("role", ""), identity.actor, identity.role
         )
-        return _back(own_writes, written.position, "/settings/members")
+        return redirect_once_seen(own_writes, written.position, "/settings/members")
 
     @post("/members/{account_id:uuid}/remove", name="settings:member-remove", sync_to_thread=True)
     def remove_member(self, account_id: UUID, verity: Verity, own_writes: OwnWritesDep, identity: Identity) -> Redirect:
         written = verity.remove_member(identity.organization_id, account_id, identity.actor, identity.role)
-        return _back(own_writes, written.position, "/settings/members")
+        return redirect_once_seen(own_writes, written.position, "/settings/members")
 
     # --- Plan and billing ----------------------------------------------------------------------------------
     @get("/plan", name="settings:plan", sync_to_thread=True)
@@ -105,7 +100,7 @@ class SettingsController(Controller):
         self, data: Annotated[dict[str, str], FORM], verity: Verity, own_writes: OwnWritesDep, identity: Identity
     ) -> Redirect:
         written = verity.change_plan(identity.organization_id, data.get("plan", ""), identity.actor, identity.role)
-        return _back(own_writes, written.position, "/settings/plan")
+        return redirect_once_seen(own_writes, written.position, "/settings/plan")
 
     # --- API tokens ----------------------------------------------------------------------------------------
     @get("/tokens", name="settings:tokens", sync_to_thread=True)
@@ -143,4 +138,4 @@ class SettingsController(Controller):
     @post("/tokens/{token_id:uuid}/revoke", name="settings:revoke-token", sync_to_thread=True)
     def revoke_token(self, token_id: UUID, verity: Verity, own_writes: OwnWritesDep, identity: Identity) -> Redirect:
         written = verity.revoke_token(identity.organization_id, token_id, identity.actor, identity.role)
-        return _back(own_writes, written.position, "/settings/tokens")
+        return redirect_once_seen(own_writes, written.position, "/settings/tokens")

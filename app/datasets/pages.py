@@ -18,6 +18,7 @@ from app.datasets.browse import first_examples
 from app.datasets.dependencies import StorageDep
 from app.datasets.schemas import UPLOAD_MAX_BYTES, uploaded_files
 from app.datasets.upload import record_stored_version, store_version_files
+from app.shell.commands import redirect_once_seen
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
 from domain.access.roles import CHANGE
@@ -56,8 +57,7 @@ class DatasetsPageController(Controller):
         except SettingsInvalid as refused:
             context = _list_context(read_models, identity, name=data.get("name", ""), errors=refused.errors)
             return Template("datasets/list.html", context=context, status_code=422)
-        own_writes.see(written.position)
-        return Redirect(path=f"/datasets/{written.id}", status_code=303)
+        return redirect_once_seen(own_writes, written.position, f"/datasets/{written.id}")
 
     @get("/datasets/{dataset_id:uuid}", name="datasets:detail", sync_to_thread=True)
     def detail(self, dataset_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Template:
@@ -97,8 +97,7 @@ class DatasetsPageController(Controller):
         except StorageUnavailable as down:  # the form again, with the words and the files still to choose
             context = _dataset_context(read_models, identity, dataset_id, errors={"": down.message})
             return Template("datasets/upload.html", context=context, status_code=503)
-        own_writes.see(written.position)
-        return Redirect(path=f"/dataset-versions/{written.id}", status_code=303)
+        return redirect_once_seen(own_writes, written.position, f"/dataset-versions/{written.id}")
 
     @get("/dataset-versions/{version_id:uuid}", name="datasets:version", sync_to_thread=True)
     def version(

@@ -11,6 +11,7 @@ from litestar.datastructures import UploadFile
 from app.datasets.browse import ShownExample
 from app.datasets.upload import UploadedFile
 from app.runs.schemas import CommandAnswer
+from app.shell.structs import from_row
 from domain.datasets.version import SPLITS
 from projections.catalog_reads import DatasetRow, DatasetVersionRow
 
@@ -35,17 +36,7 @@ class DatasetVersionSummary(msgspec.Struct):
 
     @classmethod
     def of(cls, row: DatasetVersionRow) -> DatasetVersionSummary:
-        return cls(
-            id=row.id,
-            number=row.number,
-            label=row.label,
-            split_counts=row.split_counts,
-            shape=row.shape,
-            has_images=row.has_images,
-            archived=row.archived,
-            created_at=row.created_at,
-            created_by=row.created_by,
-        )
+        return from_row(cls, row)
 
 
 class DatasetOut(msgspec.Struct):
@@ -58,14 +49,7 @@ class DatasetOut(msgspec.Struct):
 
     @classmethod
     def of(cls, row: DatasetRow, versions: list[DatasetVersionRow], command: CommandAnswer | None = None) -> DatasetOut:
-        return cls(
-            id=row.id,
-            name=row.name,
-            versions=[DatasetVersionSummary.of(version) for version in versions],
-            created_at=row.created_at,
-            updated_at=row.updated_at,
-            command=command,
-        )
+        return from_row(cls, row, versions=[DatasetVersionSummary.of(version) for version in versions], command=command)
 
 
 class ExampleOut(msgspec.Struct):
@@ -97,20 +81,8 @@ class DatasetVersionOut(msgspec.Struct):
     def of(
         cls, row: DatasetVersionRow, examples: dict[str, list[ShownExample]], command: CommandAnswer | None = None
     ) -> DatasetVersionOut:
-        return cls(
-            id=row.id,
-            dataset_id=row.dataset_id,
-            dataset_name=row.dataset_name,
-            number=row.number,
-            label=row.label,
-            split_counts=row.split_counts,
-            shape=row.shape,
-            has_images=row.has_images,
-            archived=row.archived,
-            created_at=row.created_at,
-            examples={split: [ExampleOut.of(e) for e in shown] for split, shown in examples.items()},
-            command=command,
-        )
+        shown_examples = {split: [ExampleOut.of(e) for e in shown] for split, shown in examples.items()}
+        return from_row(cls, row, examples=shown_examples, command=command)
 
 
 def uploaded_files(form: dict[str, Any]) -> dict[str, UploadedFile]:

@@ -8,7 +8,7 @@ from uuid import UUID
 from litestar import Controller, Request, get
 from litestar.response import Template
 
-from app.evaluations.waiting import waiting_for_the_worker
+from app.evaluations.waiting import queued_work_page
 from app.shell.dependencies import ReadModelsDep
 from app.shell.identity import Identity
 from domain.errors import NotFound
@@ -62,8 +62,4 @@ class EvaluationsPageController(Controller):
     @get("/{evaluation_id:uuid}", name="evaluations:detail", sync_to_thread=True)
     def detail(self, request: Request, evaluation_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Template:
         context = evaluation_context(read_models, identity, evaluation_id)
-        queued = context["evaluation"]["state"] == "queued"
-        context["waiting"] = waiting_for_the_worker(request, read_models, identity) if queued else None
-        if request.headers.get("hx-request"):
-            return Template("evaluations/body.html", context=context)
-        return Template("evaluations/detail.html", context=context)
+        return queued_work_page(request, read_models, identity, context, "evaluation", "evaluations")

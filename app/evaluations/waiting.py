@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request
+from litestar.response import Template
 
 from app.shell.identity import Identity
 from projections import evaluations as reads
@@ -35,6 +36,22 @@ def waiting_for_the_worker(request: Request[Any, Any, Any], read_models: Any, id
         scoring = f"it is scoring evaluation {evaluation['name']}"
         return f"Waiting for the worker: {scoring if evaluation['org_id'] == own else ANOTHER_ORGANIZATION}."
     return "Waiting for the worker to take it."
+
+
+def queued_work_page(
+    request: Request[Any, Any, Any],
+    read_models: Any,
+    identity: Identity,
+    context: dict[str, Any],
+    work: str,
+    folder: str,
+) -> Template:
+    """The page of an evaluation, experiment or loop (`context[work]`), saying what it waits for while Queued; its
+    body alone (`<folder>/body.html`) when htmx re-asks for it every 2 s, the whole page otherwise."""
+    queued = context[work]["state"] == "queued"
+    context["waiting"] = waiting_for_the_worker(request, read_models, identity) if queued else None
+    template = "body.html" if request.headers.get("hx-request") else "detail.html"
+    return Template(f"{folder}/{template}", context=context)
 
 
 def _run_words(run: RunRow) -> str:

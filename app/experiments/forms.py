@@ -29,6 +29,7 @@ from app.metrics.choices import custom_reward_choices
 from app.runs.configure import form_from_submission, reward_of_form, start_from_choices
 from app.runs.defaults import starting_draft
 from app.runs.form import RunForm
+from app.shell.commands import redirect_once_seen
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
 from domain.access.roles import LAUNCH
@@ -155,8 +156,8 @@ class NewExperimentPageController(Controller):
                          _placed(problem.errors), 400)
         except NotAllowed as refusal:
             return _page(read_models, identity, values, {"": refusal.message}, 403)
-        own_writes.see(written.position)  # the jobs take its steps, as the event log tells them
-        return Redirect(path=f"/experiments/{written.id}", status_code=303)
+        # the jobs take its steps, as the event log tells them
+        return redirect_once_seen(own_writes, written.position, f"/experiments/{written.id}")
 
 
 def _placed(errors: Mapping[str, str]) -> dict[str, str]:

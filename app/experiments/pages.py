@@ -8,7 +8,8 @@ from uuid import UUID
 from litestar import Controller, Request, get, post
 from litestar.response import Redirect, Template
 
-from app.evaluations.waiting import waiting_for_the_worker
+from app.evaluations.waiting import queued_work_page
+from app.shell.commands import redirect_once_seen
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
 from domain.application import Verity
@@ -37,13 +38,9 @@ class ExperimentsPageController(Controller):
     def detail(self, request: Request, experiment_id: UUID, read_models: ReadModelsDep,
                identity: Identity) -> Template:
         context = experiment_context(read_models, identity, experiment_id)
-        queued = context["experiment"]["state"] == "queued"
-        context["waiting"] = waiting_for_the_worker(request, read_models, identity) if queued else None
-        template = "experiments/body.html" if request.headers.get("hx-request") else "experiments/detail.html"
-        return Template(template, context=context)
+        return queued_work_page(request, read_models, identity, context, "experiment", "experiments")
 
     @post("/{experiment_id:uuid}/stop", name="experiments:stop", sync_to_thread=True)
     def stop(self, experiment_id: UUID, verity: Verity, own_writes: OwnWritesDep, identity: Identity) -> Redirect:
         written = verity.stop_experiment(identity.organization_id, experiment_id, identity.actor)
-        own_writes.see(written.position)
-        return Redirect(path=f"/experiments/{experiment_id}", status_code=303)
+        return redirect_once_seen(own_writes, written.position, f"/experiments/{experiment_id}")

@@ -14,6 +14,7 @@ from litestar.response import Redirect, Template
 
 from app.runs.defaults import starting_draft
 from app.runs.form import RunForm
+from app.shell.commands import redirect_once_seen
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
 from domain.access.roles import LAUNCH
@@ -99,5 +100,5 @@ class NewLoopPageController(Controller):
             return _page(read_models, identity, values, problem.errors, 400)
         except NotAllowed as refusal:
             return _page(read_models, identity, values, {"": refusal.message}, 403)
-        own_writes.see(written.position)  # the jobs take its steps, as the event log tells them
-        return Redirect(path=f"/loops/{written.id}", status_code=303)
+        # the jobs take its steps, as the event log tells them
+        return redirect_once_seen(own_writes, written.position, f"/loops/{written.id}")

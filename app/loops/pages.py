@@ -9,8 +9,9 @@ from uuid import UUID
 from litestar import Controller, Request, get, post
 from litestar.response import Redirect, Template
 
-from app.evaluations.waiting import waiting_for_the_worker
+from app.evaluations.waiting import queued_work_page
 from app.loops.chart import bar_chart
+from app.shell.commands import redirect_once_seen
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
 from domain.application import Verity
@@ -67,13 +68,9 @@ class LoopsPageController(Controller):
     @get("/{loop_id:uuid}", name="loops:detail", sync_to_thread=True)
     def detail(self, request: Request, loop_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Template:
         context = loop_context(read_models, identity, loop_id)
-        queued = context["loop"]["state"] == "queued"
-        context["waiting"] = waiting_for_the_worker(request, read_models, identity) if queued else None
-        return Template("loops/body.html" if request.headers.get("hx-request") else "loops/detail.html",
-                        context=context)
+        return queued_work_page(request, read_models, identity, context, "loop", "loops")
 
     @post("/{loop_id:uuid}/stop", name="loops:stop", sync_to_thread=True)
     def stop(self, loop_id: UUID, verity: Verity, own_writes: OwnWritesDep, identity: Identity) -> Redirect:
         written = verity.stop_loop(identity.organization_id, loop_id, identity.actor)
-        own_writes.see(written.position)
-        return Redirect(path=f"/loops/{loop_id}", status_code=303)
+        return redirect_once_seen(own_writes, written.position, f"/loops/{loop_id}")

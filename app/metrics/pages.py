@@ -14,6 +14,7 @@ from litestar.params import Body
 from litestar.response import Redirect, Template
 
 from app.metrics.source import source_from_form
+from app.shell.commands import redirect_once_seen
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
 from domain.access.roles import CHANGE
@@ -88,8 +89,7 @@ class MetricsPageController(Controller):
             typed = data.get("source") if isinstance(data.get("source"), str) else ""
             context = _metric_context(read_models, identity, metric_id, source=typed, errors=refused.errors)
             return Template("metrics/detail.html", context=context, status_code=422)
-        own_writes.see(written.position)
-        return Redirect(path=f"/metrics/{metric_id}", status_code=303)
+        return redirect_once_seen(own_writes, written.position, f"/metrics/{metric_id}")
 
     @post("/versions/{version_id:uuid}/archive", name="metrics:archive", sync_to_thread=True)
     def archive(
@@ -97,7 +97,6 @@ class MetricsPageController(Controller):
         version_id: UUID,
         verity: Verity,
         own_writes: OwnWritesDep,
-        read_models: ReadModelsDep,
         identity: Identity,
     ) -> Redirect:
         written = verity.archive_custom_metric_version(identity.organization_id, version_id, identity.actor)

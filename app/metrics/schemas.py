@@ -7,6 +7,7 @@ from uuid import UUID
 import msgspec
 
 from app.runs.schemas import CommandAnswer
+from app.shell.structs import from_row
 from domain.rewards.config import CUSTOM_PREFIX
 from projections.catalog_reads import CustomMetricRow, CustomMetricVersionRow
 
@@ -35,19 +36,7 @@ class CustomMetricVersionOut(msgspec.Struct):
 
     @classmethod
     def of(cls, row: CustomMetricVersionRow, command: CommandAnswer | None = None) -> CustomMetricVersionOut:
-        return cls(
-            id=row.id,
-            metric_id=row.metric_id,
-            name=row.metric_name,
-            number=row.number,
-            label=row.label,
-            reward_metric=f"{CUSTOM_PREFIX}{row.id}",
-            archived=row.archived,
-            source=row.source,
-            created_at=row.created_at,
-            created_by=row.created_by,
-            command=command,
-        )
+        return from_row(cls, row, name=row.metric_name, reward_metric=f"{CUSTOM_PREFIX}{row.id}", command=command)
 
 
 class CustomMetricOut(msgspec.Struct):
@@ -59,10 +48,4 @@ class CustomMetricOut(msgspec.Struct):
 
     @classmethod
     def of(cls, row: CustomMetricRow, versions: list[CustomMetricVersionRow]) -> CustomMetricOut:
-        return cls(
-            id=row.id,
-            name=row.name,
-            versions=[CustomMetricVersionOut.of(version) for version in versions],
-            created_at=row.created_at,
-            updated_at=row.updated_at,
-        )
+        return from_row(cls, row, versions=[CustomMetricVersionOut.of(version) for version in versions])

@@ -17,7 +17,7 @@ from app.runs.pages import found
 from app.runs.readiness import launch_when_ready
 from app.runs.samples import samples_context
 from app.runs.view import run_page_context
-from app.shell.commands import OwnWrites
+from app.shell.commands import OwnWrites, redirect_once_seen
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep, StorageDep
 from app.shell.errors import status_of
 from app.shell.identity import Identity
@@ -55,7 +55,7 @@ class RunActionsController(Controller):
 
     @post("/{run_id:uuid}/cancel", name="runs:cancel", sync_to_thread=True)
     def cancel(
-        self, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, read_models: ReadModelsDep, identity: Identity
+        self, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, identity: Identity
     ) -> Redirect:
         written = verity.cancel_run(identity.organization_id, run_id, identity.actor)
         return _to_run(own_writes, written.id, written.position)
@@ -81,12 +81,12 @@ class RunActionsController(Controller):
         """000's Score against baseline: the adapter on the baseline's test examples, scoring and main metric; the
         evaluation's page follows it and shows the two side by side."""
         written = verity.score_against_baseline(identity.organization_id, run_id, identity.actor)
-        own_writes.see(written.position)  # the jobs evaluate it, as the event log tells them
-        return Redirect(path=f"/evaluations/{written.id}", status_code=303)
+        # the jobs evaluate it, as the event log tells them
+        return redirect_once_seen(own_writes, written.position, f"/evaluations/{written.id}")
 
     @post("/{run_id:uuid}/duplicate", name="runs:duplicate", sync_to_thread=True)
     def duplicate(
-        self, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, read_models: ReadModelsDep, identity: Identity
+        self, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, identity: Identity
     ) -> Redirect:
         written = verity.duplicate_run(identity.organization_id, run_id, identity.actor)
         return _to_run(own_writes, written.id, written.position)
@@ -122,5 +122,4 @@ def _refused_on_run_page(
 
 
 def _to_run(own_writes: OwnWrites, run_id: UUID, position: int) -> Redirect:
-    own_writes.see(position)
-    return Redirect(path=f"/runs/{run_id}", status_code=303)
+    return redirect_once_seen(own_writes, position, f"/runs/{run_id}")

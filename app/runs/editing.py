@@ -13,6 +13,7 @@ from litestar.params import Body
 from litestar.response import Redirect, Template
 
 from app.runs.configure import configure_again, configure_context, form_from_submission
+from app.shell.commands import redirect_once_seen
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
 from domain.access.roles import CHANGE
@@ -53,8 +54,7 @@ class DraftsPageController(Controller):
             written = verity.edit_run(identity.organization_id, run_id, run_body_from_form(submitted), identity.actor)
         except SettingsInvalid as refused:
             return configure_again(read_models, identity, submitted, refused.errors, 422, editing=run)
-        own_writes.see(written.position)
-        return Redirect(path=f"/runs/{run_id}", status_code=303)
+        return redirect_once_seen(own_writes, written.position, f"/runs/{run_id}")
 
     @post("/{run_id:uuid}/delete", name="runs:delete", sync_to_thread=True)
     def delete(
@@ -63,8 +63,7 @@ class DraftsPageController(Controller):
         _found(read_models, identity, run_id)
         _may_change(identity)
         written = verity.delete_run(identity.organization_id, run_id, identity.actor)
-        own_writes.see(written.position)
-        return Redirect(path="/runs", status_code=303)
+        return redirect_once_seen(own_writes, written.position, "/runs")
 
 
 def _may_change(identity: Identity) -> None:

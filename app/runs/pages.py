@@ -27,6 +27,7 @@ from app.runs.listing import runs_list_context
 from app.runs.projects import choose_project
 from app.runs.samples import samples_context
 from app.runs.view import run_page_context, stamp
+from app.shell.commands import redirect_once_seen
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep, StorageDep
 from app.shell.identity import Identity
 from domain.access.roles import CHANGE
@@ -105,8 +106,7 @@ class RunsPageController(Controller):
             )
         except SettingsInvalid as refused:
             return configure_again(read_models, identity, submitted, refused.errors, 422)
-        own_writes.see(written.position)
-        return Redirect(path=f"/runs/{written.id}", status_code=303)
+        return redirect_once_seen(own_writes, written.position, f"/runs/{written.id}")
 
     @post("/summary", name="runs:training-summary", sync_to_thread=True)
     def training_summary(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from litestar.response import Redirect
+
 from projections.runner import ProjectionRunner
 from projections.store import ReadModels
 
@@ -23,3 +25,10 @@ class OwnWrites:
             self.runner.run_once()
         # A timeout is not an error: the page renders what is there and its live parts catch up.
         self.read_models.wait_for(position, timeout=OWN_WRITE_TIMEOUT)
+
+
+def redirect_once_seen(own_writes: OwnWrites, position: int, path: str) -> Redirect:
+    """A console write's answer: the page of what it made or changed (303), once the read models show the write,
+    so that page does not show the state before it."""
+    own_writes.see(position)
+    return Redirect(path=path, status_code=303)
