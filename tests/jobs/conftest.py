@@ -43,6 +43,19 @@ class World:
         self.verity.record_round_scored(run_id, RoundResult(round_number=0, validation_reward=0.4))
         return run_id
 
+    def finished(self, adapter: str) -> UUID:
+        """A completed run of one round whose adapter the trainer saved at `adapter` (a merge's input)."""
+        run_id = self.launched(rounds=1)
+        self.verity.record_preparing(run_id)
+        self.verity.record_round_scored(run_id, RoundResult(round_number=0, validation_reward=0.4))
+        self.verity.record_round_scored(
+            run_id, RoundResult(round_number=1, validation_reward=0.5, reward=0.5, signal=0.5, updated=True)
+        )
+        self.verity.record_saving_adapter(run_id)
+        self.verity.record_adapter_ready(run_id, 1, adapter, "ab" * 32, 10)
+        self.verity.record_completed(run_id)
+        return run_id
+
 
 @pytest.fixture
 def world(sqlite_settings: Settings) -> World:

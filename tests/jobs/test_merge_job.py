@@ -4,28 +4,12 @@ lost ends in words instead of staying "on its way"."""
 
 from __future__ import annotations
 
-from uuid import UUID
-
 import pytest
 
-from domain.runs.progress import RoundResult
 from jobs import merge as merge_job
 from projections.runner import ProjectionRunner
 from tests.jobs.conftest import OWNER, World
 from verity.wiring import build_read_models
-
-
-def finished(world: World, adapter: str) -> UUID:
-    run_id = world.launched(rounds=1)
-    world.verity.record_preparing(run_id)
-    world.verity.record_round_scored(run_id, RoundResult(round_number=0, validation_reward=0.4))
-    world.verity.record_round_scored(
-        run_id, RoundResult(round_number=1, validation_reward=0.5, reward=0.5, signal=0.5, updated=True)
-    )
-    world.verity.record_saving_adapter(run_id)
-    world.verity.record_adapter_ready(run_id, 1, adapter, "ab" * 32, 10)
-    world.verity.record_completed(run_id)
-    return run_id
 
 
 @pytest.mark.parametrize("missing", ["adapter", "model"])
@@ -34,7 +18,7 @@ def test_a_merge_that_fails_records_why_in_one_sentence(world: World, tmp_path, 
     if missing == "adapter":  # the base model is there (the project's tiny model), its adapter is not
         world.settings.models_dir.mkdir(parents=True, exist_ok=True)
         world.settings.tiny_model_dir.symlink_to(tiny_model_dir, target_is_directory=True)
-    run_id = finished(world, str(adapter))
+    run_id = world.finished(str(adapter))
     world.verity.merge_run(world.org_id, run_id, OWNER, "owner")
     merge_job.merge(world.ctx, run_id)
     run = world.verity.get_run(None, run_id)
@@ -50,7 +34,7 @@ def test_a_merge_that_fails_records_why_in_one_sentence(world: World, tmp_path, 
 
 
 def test_a_merge_message_delivered_again_after_the_merge_ended_does_nothing(world: World, tmp_path) -> None:
-    run_id = finished(world, str(tmp_path / "adapter"))
+    run_id = world.finished(str(tmp_path / "adapter"))
     merge_job.merge(world.ctx, run_id)  # never asked for
     assert world.verity.get_run(None, run_id).merge is None
     world.verity.merge_run(world.org_id, run_id, OWNER, "owner")
@@ -61,8 +45,8 @@ def test_a_merge_message_delivered_again_after_the_merge_ended_does_nothing(worl
 
 
 def test_a_merge_lost_at_a_restart_of_the_embedded_console_ends_in_words(world: World, tmp_path) -> None:
-    run_id = finished(world, str(tmp_path / "adapter"))
-    other = finished(world, str(tmp_path / "other"))
+    run_id = world.finished(str(tmp_path / "adapter"))
+    other = world.finished(str(tmp_path / "other"))
     world.verity.merge_run(world.org_id, run_id, OWNER, "owner")
     read_models = build_read_models(world.settings)
     ProjectionRunner(world.verity, read_models).run_once()  # caught up, as at start-up

@@ -3,11 +3,8 @@ evaluation or a merge still running past its time limit is stopped, and says so 
 
 from __future__ import annotations
 
-from uuid import UUID
-
 import pytest
 
-from domain.runs.progress import RoundResult
 from jobs import evaluations, merge
 from tests.jobs.conftest import OWNER, World
 
@@ -34,7 +31,7 @@ def test_a_merge_past_its_time_limit_is_stopped_by_the_watchdog(
     world: World, tmp_path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(merge, "MERGE_TIME_LIMIT_SECONDS", 0)
-    run_id = _finished(world, str(tmp_path / "adapter"))
+    run_id = world.finished(str(tmp_path / "adapter"))
     world.verity.merge_run(world.org_id, run_id, OWNER, "owner")
 
     merge.merge(world.ctx, run_id)
@@ -42,16 +39,3 @@ def test_a_merge_past_its_time_limit_is_stopped_by_the_watchdog(
     run = world.verity.get_run(None, run_id)
     assert run.merge["state"] == "failed"
     assert run.merge["message"] == merge.TOO_LONG.format(hours=0)
-
-
-def _finished(world: World, adapter: str) -> UUID:
-    run_id = world.launched(rounds=1)
-    world.verity.record_preparing(run_id)
-    world.verity.record_round_scored(run_id, RoundResult(round_number=0, validation_reward=0.4))
-    world.verity.record_round_scored(
-        run_id, RoundResult(round_number=1, validation_reward=0.5, reward=0.5, signal=0.5, updated=True)
-    )
-    world.verity.record_saving_adapter(run_id)
-    world.verity.record_adapter_ready(run_id, 1, adapter, "ab" * 32, 10)
-    world.verity.record_completed(run_id)
-    return run_id
