@@ -25,6 +25,7 @@ from domain.actors import Actor
 from domain.runs.progress import RoundResult
 from domain.runs.settings import run_body_from_api
 from projections.runner import ProjectionRunner
+from tests.rounds import scored_round
 from verity.config import PostgresSettings, Settings
 from verity.wiring import build_application, build_read_models, ensure_default_organization
 
@@ -53,23 +54,9 @@ def postgres_settings(data_dir: Path) -> Iterator[Settings]:
 
 
 def result(number: int) -> RoundResult:
-    if number == 0:
-        return RoundResult(0, 0.3, validation_seconds=9.5)
-    return RoundResult(
-        number,
-        0.3 + (number % 50) / 100,
-        reward=0.41,
-        signal=0.62,
-        cut_off=0.02,
-        updated=True,
-        loss=0.012,
-        sampling_seconds=81.2,
-        grading_seconds=2.1,
-        update_seconds=64.0,
-        validation_seconds=9.5,
-        mean_answer_tokens=100.0,
-        token_entropy=0.7,
-        peak_memory_bytes=2**30,
+    validation = 0.3 + (number % 50) / 100
+    return scored_round(
+        number, validation, reward=0.41, mean_answer_tokens=100.0, token_entropy=0.7, peak_memory_bytes=2**30
     )
 
 

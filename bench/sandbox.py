@@ -9,6 +9,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 from trainer.sandbox import SandboxedMetric, SandboxLimits
 
@@ -33,35 +34,31 @@ def answers_per_second(parallel_batches: int) -> float:
         return ROUNDS * ROUND_ANSWERS / (time.perf_counter() - started)
 
 
-def batch_milliseconds(repeats: int = 50) -> float:
-    """Median wall time of one request of one batch of 8: fork, lock-down, metric, results, clean-up."""
-    answers, references = _round_of_answers()
-    timings = []
-    with SandboxedMetric(EXACT_MATCH) as metric:
-        for _ in range(repeats):
-            started = time.perf_counter()
-            metric.score_batch(answers[:8], references[:8])
-            timings.append(time.perf_counter() - started)
-    return 1000 * statistics.median(timings)
-
-
-def worker_start_milliseconds(repeats: int = 5) -> float:
+def median_milliseconds(action: Callable[[], object], repeats: int) -> float:
+    """Median wall time of `action`, called `repeats` times, in milliseconds."""
     timings = []
     for _ in range(repeats):
         started = time.perf_counter()
-        SandboxedMetric(EXACT_MATCH).close()
+        action()
         timings.append(time.perf_counter() - started)
     return 1000 * statistics.median(timings)
+
+
+def batch_milliseconds(repeats: int = 50) -> float:
+    """Median wall time of one request of one batch of 8: fork, lock-down, metric, results, clean-up."""
+    answers, references = _round_of_answers()
+    with SandboxedMetric(EXACT_MATCH) as metric:
+        return median_milliseconds(lambda: metric.score_batch(answers[:8], references[:8]), repeats)
+
+
+def worker_start_milliseconds(repeats: int = 5) -> float:
+    return median_milliseconds(lambda: SandboxedMetric(EXACT_MATCH).close(), repeats)
 
 
 def fresh_python_milliseconds(repeats: int = 5) -> float:
     """What a fresh interpreter per batch would cost instead of a fork: the reason for the worker."""
-    timings = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-E", "-s", "-c", "import json, re"], check=True)
-        timings.append(time.perf_counter() - started)
-    return 1000 * statistics.median(timings)
+    fresh_python = [sys.executable, "-E", "-s", "-c", "import json, re"]
+    return median_milliseconds(lambda: subprocess.run(fresh_python, check=True), repeats)
 
 
 def main() -> None:

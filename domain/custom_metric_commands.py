@@ -15,17 +15,14 @@ from domain.actors import Actor
 from domain.custom_metrics import CustomMetric, CustomMetricVersion
 from domain.errors import NotFound, SettingsInvalid
 from domain.rewards.custom import MetricSourceInvalid, check_metric_source
+from domain.verity_parts import VerityParts
 from domain.written import Written
 
 MAX_NAME = 100
 MAX_SOURCE_CHARACTERS = 200_000
 
 
-class CustomMetricCommands:
-    # provided by Verity
-    _get: Any
-    _save: Any
-
+class CustomMetricCommands(VerityParts):
     def get_custom_metric(self, org_id: UUID, metric_id: UUID) -> CustomMetric:
         return self._get(CustomMetric, metric_id, org_id, "custom metric")
 
@@ -35,10 +32,10 @@ class CustomMetricCommands:
 
     def register_custom_metric(self, org_id: UUID, name: str, source: str, actor: Actor) -> Written:
         """A new metric and its version 1; the Written id is the version's (what a reward names)."""
-        self.get_organization(org_id)  # type: ignore[attr-defined]
+        self.get_organization(org_id)
         name = name.strip()
         errors = _name_problems(name) | _source_problems(source)
-        if not errors.get("name") and CustomMetric.create_id(org_id, name) in self.repository:  # type: ignore[attr-defined]
+        if not errors.get("name") and CustomMetric.create_id(org_id, name) in self.repository:
             errors["name"] = f"A custom metric named {name} already exists: edit it to make a new version."
         if errors:
             raise SettingsInvalid(errors)

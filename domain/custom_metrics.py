@@ -7,13 +7,13 @@ pages (upload, archive, the list in Reward metric) come with their own issue and
 
 from __future__ import annotations
 
-from typing import Any
-from uuid import UUID, uuid5
+from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
+from domain.named_versions import NamedVersionsAggregate, version_added_event
 from domain.rewards.custom import check_metric_source
-from domain.versions import Archivable, NumberedVersions
+from domain.versions import Archivable
 
 
 class CustomMetricVersion(Archivable, Aggregate):
@@ -43,19 +43,8 @@ class CustomMetricVersion(Archivable, Aggregate):
         self.archived = True
 
 
-class CustomMetric(NumberedVersions, Aggregate):
+class CustomMetric(NamedVersionsAggregate):
     """An organization's metric by name, which numbers its versions; one per organization and name."""
 
-    @staticmethod
-    def create_id(org_id: UUID, name: str, **_: Any) -> UUID:
-        return uuid5(org_id, f"custom-metric:{name.strip().casefold()}")
-
-    @event("Created")
-    def __init__(self, org_id: UUID, name: str, actor: dict[str, str]) -> None:
-        self.org_id = org_id
-        self.name = name
-        self.versions: list[UUID] = []
-
-    @event("VersionAdded")
-    def _version_added(self, version_id: UUID, number: int, actor: dict[str, str]) -> None:
-        self.versions.append(version_id)
+    id_kind = "custom-metric"
+    _version_added = version_added_event()

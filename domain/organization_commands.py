@@ -15,6 +15,7 @@ from domain.actors import Actor
 from domain.errors import DomainError, SettingsInvalid
 from domain.organizations import PLANS, Organization, Project
 from domain.runs.settings import run_body_from_api
+from domain.verity_parts import VerityParts
 from domain.written import Written
 
 
@@ -35,12 +36,8 @@ def _check_plan(plan: str) -> None:
         raise SettingsInvalid({"plan": "The plan must be free or pro."})
 
 
-class OrganizationCommands:
-    # provided by Verity
-    _save: Any
-    repository: Any
-    get_organization: Any
-    get_project: Any
+class OrganizationCommands(VerityParts):
+    # provided by Verity, beside VerityParts
     find_account: Any
     _new_account: Any
 

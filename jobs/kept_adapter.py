@@ -27,6 +27,11 @@ class KeptAdapter:
     sha256: str
     size_bytes: int
 
+    @classmethod
+    def of(cls, location: str, weights: Path) -> KeptAdapter:
+        """The adapter at `location`, with its weights file's checksum and size as the trainer reports them."""
+        return cls(location=location, sha256=file_sha256(weights), size_bytes=weights.stat().st_size)
+
 
 def is_complete_safetensors(path: Path) -> bool:
     """The file is as long as its header says: 8 bytes of header length, the JSON header, then the tensors."""
@@ -49,7 +54,7 @@ def _check(folder: Path, location: str) -> KeptAdapter | None:
     weights = folder / WEIGHTS
     if not (folder / CONFIG).is_file() or not weights.is_file() or not is_complete_safetensors(weights):
         return None
-    return KeptAdapter(location=location, sha256=file_sha256(weights), size_bytes=weights.stat().st_size)
+    return KeptAdapter.of(location, weights)
 
 
 def find_kept_adapter(storage: RunStorage, run_id: str) -> KeptAdapter | None:

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, Literal, Protocol
 
 from jobs.config import JobsConfig
 
@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 trainer_log = logging.getLogger("jobs.trainer")
 
 PR_SET_PDEATHSIG = 1
+NextLine = Literal["recorded", "quiet", "ended"]  # what waiting for the child's next progress line came to
 
 
 @dataclass(frozen=True)
@@ -173,14 +174,7 @@ class Supervisor:
                 self._drain(lines)
                 return Outcome("watchdog", child.poll(), self.records.finished)
             if stdout_open:
-                try:
-                    line = lines.get(timeout=0.2)
-                except queue.Empty:
-                    continue
-                if line is None:
-                    stdout_open = False
-                    continue
-                self._record_line(line)
+                stdout_open = self._record_next_line(lines, timeout=0.2) != "ended"
             else:
                 try:
                     returncode = child.wait(timeout=0.2)
@@ -207,14 +201,20 @@ class Supervisor:
 
     def _drain(self, lines: queue.Queue[str | None]) -> None:
         """Records lines the child wrote before it was killed (e.g. an adapter saved just in time)."""
-        while True:
-            try:
-                line = lines.get(timeout=0.5)
-            except queue.Empty:
-                return
-            if line is None:
-                return
-            self._record_line(line)
+        while self._record_next_line(lines, timeout=0.5) == "recorded":
+            pass
+
+    def _record_next_line(self, lines: queue.Queue[str | None], timeout: float) -> NextLine:
+        """Records the child's next line if one comes within `timeout`: "quiet" when none came, "ended" once its
+        output has closed (the reader's None)."""
+        try:
+            line = lines.get(timeout=timeout)
+        except queue.Empty:
+            return "quiet"
+        if line is None:
+            return "ended"
+        self._record_line(line)
+        return "recorded"
 
     def _record_line(self, line: str) -> None:
         """One progress line to the job's records; a database hiccup is the records' to retry (jobs/retrying.py),

@@ -11,7 +11,7 @@ from uuid import UUID
 
 from projections.base import Event, Projection
 from projections.rows import read_row
-from projections.tables import Tx
+from projections.tables import Row, Tx
 
 
 @dataclass(frozen=True)
@@ -35,14 +35,20 @@ class TokenRow:
     revoked_by: str | None
 
 
+def _member(e: Event) -> Row:
+    """The key of the membership an organization's member event is about."""
+    return {"org_id": str(e.aggregate_id), "account_id": str(e.data["account_id"])}
+
+
 class Access(Projection):
     name = "access"
 
     def __init__(self) -> None:
         self.handlers = {
             "Organization.MemberAdded": self._member_added,
-            "Organization.RoleChanged": self._role_changed,
-            "Organization.MemberRemoved": self._member_removed,
+            "Organization.RoleChanged": lambda tx, e: tx.update("memberships", _member(e), {"role": e.data["role"]}),
+            # Tx has no delete: a removed member keeps a row with no role, which every read skips.
+            "Organization.MemberRemoved": lambda tx, e: tx.update("memberships", _member(e), {"role": ""}),
             "ApiToken.Issued": self._token_issued,
             "ApiToken.Revoked": self._token_revoked,
         }
@@ -50,23 +56,8 @@ class Access(Projection):
     def _member_added(self, tx: Tx, e: Event) -> None:
         tx.upsert(
             "memberships",
-            {
-                "org_id": str(e.aggregate_id),
-                "account_id": str(e.data["account_id"]),
-                "email": e.data["email"],
-                "role": e.data["role"],
-                "added_at": e.time,
-            },
+            {**_member(e), "email": e.data["email"], "role": e.data["role"], "added_at": e.time},
         )
-
-    def _role_changed(self, tx: Tx, e: Event) -> None:
-        key = {"org_id": str(e.aggregate_id), "account_id": str(e.data["account_id"])}
-        tx.update("memberships", key, {"role": e.data["role"]})
-
-    def _member_removed(self, tx: Tx, e: Event) -> None:
-        # Tx has no delete: a removed member keeps a row with no role, which every read skips.
-        key = {"org_id": str(e.aggregate_id), "account_id": str(e.data["account_id"])}
-        tx.update("memberships", key, {"role": ""})
 
     def _token_issued(self, tx: Tx, e: Event) -> None:
         tx.upsert(

@@ -11,7 +11,7 @@ from functools import partial
 from typing import Any
 from uuid import UUID
 
-from domain.datasets.version import SPLITS
+from domain.datasets.version import SPLITS, DatasetVersionSize
 from projections.rows import RowT, read_row
 from projections.tables import Row
 
@@ -34,7 +34,7 @@ class DatasetRow(CatalogEntryRow):
 
 
 @dataclass(frozen=True)
-class DatasetVersionRow:
+class DatasetVersionRow(DatasetVersionSize):
     id: UUID
     org_id: UUID
     dataset_id: UUID
@@ -47,15 +47,6 @@ class DatasetVersionRow:
     archived: bool
     created_at: str
     created_by: str
-
-    @property
-    def label(self) -> str:
-        """ "gsm8k-mini v3"."""
-        return f"{self.dataset_name} v{self.number}"
-
-    @property
-    def total_examples(self) -> int:
-        return sum(self.split_counts.values())
 
 
 class CustomMetricRow(CatalogEntryRow):

@@ -15,7 +15,7 @@ from domain.evaluations.scoring import main_metric_label
 from domain.loops.loop import STATUS_NAMES as LOOP_STATUS
 from domain.loops.rules import best_round
 from domain.rewards.batch_failures import MetricFailures
-from projections.base import Event, Projection
+from projections.base import Event, Handler, Projection
 from projections.directory import file_in_directory
 from projections.tables import Tables, Tx
 
@@ -53,17 +53,25 @@ class ProjectWork(Projection):
     def _state(self, tx: Tx, e: Event, state: str, **values: Any) -> None:
         self._set(tx, e, state=state, **values)
 
+    def _created(self, tx: Tx, e: Event) -> None:
+        raise NotImplementedError
+
+    def _created_and_failed(self, aggregate: str) -> dict[str, Handler]:
+        """The handlers every kind of work shares: `aggregate`'s Created event, and its Failed event's message."""
+        return {
+            f"{aggregate}.Created": self._created,
+            f"{aggregate}.Failed": lambda tx, e: self._state(tx, e, "failed", failure=e.data["message"]),
+        }
+
 
 class Evaluations(ProjectWork):
     name = "evaluations"
     kind = "evaluation"
 
     def __init__(self) -> None:
-        self.handlers = {
-            "Evaluation.Created": self._created,
+        self.handlers = self._created_and_failed("Evaluation") | {
             "Evaluation.Started": lambda tx, e: self._state(tx, e, "running"),
             "Evaluation.Completed": self._completed,
-            "Evaluation.Failed": lambda tx, e: self._state(tx, e, "failed", failure=e.data["message"]),
             "Evaluation.Cancelled": lambda tx, e: self._state(tx, e, "cancelled"),
         }
 
@@ -96,13 +104,11 @@ class Loops(ProjectWork):
     kind = "loop"
 
     def __init__(self) -> None:
-        self.handlers = {
-            "TrainingLoop.Created": self._created,
+        self.handlers = self._created_and_failed("TrainingLoop") | {
             "TrainingLoop.RoundStarted": self._round_started,
             "TrainingLoop.Benchmarking": lambda tx, e: self._state(tx, e, "benchmarking"),
             "TrainingLoop.RoundScored": self._round_scored,
             "TrainingLoop.Ended": lambda tx, e: self._state(tx, e, e.data["status"]),
-            "TrainingLoop.Failed": lambda tx, e: self._state(tx, e, "failed", failure=e.data["message"]),
             "TrainingLoop.Stopped": lambda tx, e: self._state(tx, e, "stopped"),
         }
 
@@ -151,8 +157,7 @@ class Experiments(ProjectWork):
     kind = "experiment"
 
     def __init__(self) -> None:
-        self.handlers = {
-            "Experiment.Created": self._created,
+        self.handlers = self._created_and_failed("Experiment") | {
             "Experiment.Measuring": lambda tx, e: self._state(
                 tx, e, "measuring", baseline_id=str(e.data["evaluation_id"])),
             "Experiment.BaseMeasured": lambda tx, e: self._set(tx, e, base_score=e.data["score"]),
@@ -162,7 +167,6 @@ class Experiments(ProjectWork):
                 training_ended=e.data.get("training_ended")),
             "Experiment.Completed": lambda tx, e: self._state(tx, e, "completed",
                                                              adapter_score=e.data["adapter_score"]),
-            "Experiment.Failed": lambda tx, e: self._state(tx, e, "failed", failure=e.data["message"]),
             "Experiment.Stopped": lambda tx, e: self._state(tx, e, "stopped"),
         }
 

@@ -43,12 +43,7 @@ class MemoryTables:
         """The transaction already holds the one lock."""
 
     def select(
-        self,
-        table: str,
-        where: Row,
-        order: Order = (),
-        after: tuple[str, Any] | None = None,
-        limit: int | None = None,
+        self, table: str, where: Row, order: Order = (), after: tuple[str, Any] | None = None, limit: int | None = None
     ) -> list[Row]:
         with self._lock:
             rows = [

@@ -20,13 +20,10 @@ def _str(value: Any) -> str | None:
 
 class RunDetails(RunStates):
     name = "run_details"
-    table = "run_details"
 
     def __init__(self) -> None:
         self.handlers = {
-            **self._state_handlers(),
-            "Run.Saved": self._saved,
-            "Run.Edited": self._edited,
+            **self._shared_handlers(),
             "Run.Launched": lambda tx, e: self._state(tx, e, "queued", launched_at=e.time),
             "Run.Stopped": self._stopped,
             "Run.Failed": lambda tx, e: self._state(tx, e, "failed", failure=e.data["message"], ended_at=e.time),

@@ -14,25 +14,32 @@ from projections.tables import Tx
 
 
 class RunStates(Projection):
-    """The part of a run that both Runs and Run detail show: its state, status line and best round."""
-
-    table = ""
+    """The part of a run that both Runs and Run detail show: its state, status line and best round. Each view's
+    table is named after it, and each writes its own row when a run is saved or edited."""
 
     def _state(self, tx: Tx, e: Event, state: str, **values: Any) -> None:
-        row = tx.get(self.table, {"id": str(e.aggregate_id)})
+        row = tx.get(self.name, {"id": str(e.aggregate_id)})
         if row is None:
             return
         row.update(values)
         row["state"] = state
         row["status_line"] = status_line(state, row["rounds_scored"], row["rounds_total"])
         row["updated_at"] = e.time
-        tx.update(self.table, {"id": row["id"]}, {key: value for key, value in row.items() if key != "id"})
+        tx.update(self.name, {"id": row["id"]}, {key: value for key, value in row.items() if key != "id"})
 
-    def _state_handlers(self) -> dict[str, Handler]:
+    def _saved(self, tx: Tx, e: Event) -> None:
+        raise NotImplementedError
+
+    def _edited(self, tx: Tx, e: Event) -> None:
+        raise NotImplementedError
+
+    def _shared_handlers(self) -> dict[str, Handler]:
         def to(state: str) -> Handler:
             return lambda tx, e: self._state(tx, e, state)
 
         return {
+            "Run.Saved": self._saved,
+            "Run.Edited": self._edited,
             "Run.Launched": to("queued"),
             "Run.Queued": to("queued"),
             "Run.Preparing": to("preparing"),
@@ -46,7 +53,7 @@ class RunStates(Projection):
 
     def _step_logged(self, tx: Tx, e: Event) -> None:
         """An SFT or DPO step: the run trains, "Training · step N / M" (the domain's status line)."""
-        row = tx.get(self.table, {"id": str(e.aggregate_id)})
+        row = tx.get(self.name, {"id": str(e.aggregate_id)})
         if row is None:
             return
         step = e.data["step"]
@@ -57,10 +64,10 @@ class RunStates(Projection):
         }
         if "steps_logged" in row:  # the Runs list counts steps; Run detail reads them from run_steps
             values |= {"steps_logged": step["step"], "steps_total": step["steps"]}
-        tx.update(self.table, {"id": row["id"]}, values)
+        tx.update(self.name, {"id": row["id"]}, values)
 
     def _round_scored(self, tx: Tx, e: Event) -> None:
-        row = tx.get(self.table, {"id": str(e.aggregate_id)})
+        row = tx.get(self.name, {"id": str(e.aggregate_id)})
         if row is None:
             return
         result = e.data["result"]
@@ -73,13 +80,10 @@ class RunStates(Projection):
 
 class Runs(RunStates):
     name = "runs"
-    table = "runs"
 
     def __init__(self) -> None:
         self.handlers = {
-            **self._state_handlers(),
-            "Run.Saved": self._saved,
-            "Run.Edited": self._edited,
+            **self._shared_handlers(),
             "Run.Stopped": lambda tx, e: self._state(tx, e, "saving_adapter"),
             "Run.Failed": lambda tx, e: self._state(tx, e, "failed"),
             "Run.AdapterReady": lambda tx, e: self._state(tx, e, "adapter_ready"),

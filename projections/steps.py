@@ -2,33 +2,24 @@
 
 from __future__ import annotations
 
-from projections.base import Event, Projection
-from projections.directory import directory_entry
-from projections.tables import Tx
+from projections.base import Event
+from projections.run_rows import RunRows
+from projections.tables import Row
 
 
-class Steps(Projection):
+class Steps(RunRows):
     name = "run_steps"
+    event_type = "Run.StepLogged"
 
-    def __init__(self) -> None:
-        self.handlers = {"Run.StepLogged": self._logged}
-
-    def _logged(self, tx: Tx, e: Event) -> None:
-        place = directory_entry(tx, e)
-        if place is None:
-            return
+    def row(self, e: Event, place: Row) -> Row:
         step = e.data["step"]
-        tx.upsert(
-            "run_steps",
-            {
-                "run_id": str(e.aggregate_id),
-                "step": step["step"],
-                "org_id": place["org_id"],
-                "steps": step["steps"],
-                "epoch": step["epoch"],
-                "loss": step["loss"],
-                "validation_loss": step.get("validation_loss"),
-                "seconds": step["seconds"],
-                "logged_at": e.time,
-            },
-        )
+        return {
+            "step": step["step"],
+            "org_id": place["org_id"],
+            "steps": step["steps"],
+            "epoch": step["epoch"],
+            "loss": step["loss"],
+            "validation_loss": step.get("validation_loss"),
+            "seconds": step["seconds"],
+            "logged_at": e.time,
+        }

@@ -59,12 +59,7 @@ class Tables(Protocol):
     def transaction(self) -> Any: ...  # a context manager giving a Tx
 
     def select(
-        self,
-        table: str,
-        where: Row,
-        order: Order = (),
-        after: tuple[str, Any] | None = None,
-        limit: int | None = None,
+        self, table: str, where: Row, order: Order = (), after: tuple[str, Any] | None = None, limit: int | None = None
     ) -> list[Row]: ...
 
     def clear(self) -> None: ...
@@ -121,12 +116,7 @@ class SqlTx:
         self.cursor.execute(f"UPDATE {table} SET {assignments} WHERE {condition}", params)
 
     def select(
-        self,
-        table: str,
-        where: Row,
-        order: Order = (),
-        after: tuple[str, Any] | None = None,
-        limit: int | None = None,
+        self, table: str, where: Row, order: Order = (), after: tuple[str, Any] | None = None, limit: int | None = None
     ) -> list[Row]:
         conditions = [f"{column} = {self._p(column)}" for column in where]
         params = dict(where)
@@ -159,12 +149,7 @@ class SqlTables:
         raise NotImplementedError
 
     def select(
-        self,
-        table: str,
-        where: Row,
-        order: Order = (),
-        after: tuple[str, Any] | None = None,
-        limit: int | None = None,
+        self, table: str, where: Row, order: Order = (), after: tuple[str, Any] | None = None, limit: int | None = None
     ) -> list[Row]:
         with self.reading_cursor() as cursor:
             return SqlTx(cursor, self.mark).select(table, where, order, after, limit)

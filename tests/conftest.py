@@ -15,6 +15,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from domain.actors import Actor
 from verity.config import PostgresSettings, Settings
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests/consoles.py, shared by every room's consoles
@@ -63,6 +64,12 @@ def sqlite_settings(tmp_path) -> Settings:
 def postgres_settings(tmp_path, postgres: PostgresSettings) -> Settings:
     """The production event store and read models on a fresh PostgreSQL database; files in a fresh folder."""
     return Settings(data_dir=tmp_path / "data", postgres=postgres)
+
+
+@pytest.fixture
+def owner() -> Actor:
+    """The person the stories of the domain and the read models act as, an owner."""
+    return Actor("person", "owner@localhost", "owner@localhost")
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,8 @@ on sys.path):
   owner's sign-in from first-owner.txt and an owner's API token made with `verity token create`);
 - headless Chromium (`chromium`), a page signed in through the sign-in page (`sign_in`) and the errors it logs
   (`watch_problems`);
+- the Verity application and read models over a store, with its Default organization and project
+  (`default_organization`);
 - a console over the test client, its owner signed in with a session (`client_console`), and a run trained to
   its adapter as the jobs record it (`record_trained`);
 - the jobs' dispatcher over a console's event log, sending to a test's callables instead of a broker
@@ -42,6 +44,7 @@ from jobs.dispatcher import Dispatcher
 from projections.runner import ProjectionRunner
 from projections.store import ReadModels
 from verity.config import Settings
+from verity.storage import FileStorage
 from verity.wiring import build_application, build_read_models, ensure_default_organization
 
 if TYPE_CHECKING:
@@ -198,6 +201,15 @@ def watch_problems(page: Page) -> list[str]:
 
 
 # --- a console over the test client ---------------------------------------------------------------------------------
+def default_organization(settings: Settings) -> tuple[Verity, ReadModels, UUID, UUID]:
+    """The Verity application and read models over `settings`' store, and the ids of its Default organization and
+    project (made on first use, as `verity serve` makes them)."""
+    verity = build_application(settings)
+    read_models = build_read_models(settings)
+    org_id, project_id = ensure_default_organization(settings, verity, read_models)
+    return verity, read_models, org_id, project_id
+
+
 @dataclass
 class ClientConsole:
     """The console's app over the test client, and the Verity application and read models behind it."""
@@ -210,8 +222,12 @@ class ClientConsole:
 
     def settle(self, position: int | None = None) -> None:
         """Wait until the read models show everything written so far (the runner follows in background)."""
-        target = position if position is not None else self.verity.recorder.max_notification_id() or 0
+        target = position if position is not None else self.log_position()
         assert self.read_models.wait_for(target, timeout=10), "the read models did not catch up"
+
+    def log_position(self) -> int:
+        """Where the event log ends now."""
+        return self.verity.recorder.max_notification_id() or 0
 
 
 ClientConsoleT = TypeVar("ClientConsoleT", bound=ClientConsole)
@@ -221,23 +237,26 @@ ClientConsoleT = TypeVar("ClientConsoleT", bound=ClientConsole)
 def client_console(
     settings: Settings,
     kind: type[ClientConsoleT],
-    launcher: Callable[[UUID], None] | None = None,
+    sends: Mapping[str, Send] | None = None,
+    storage: FileStorage | None = None,
     **more: Any,
 ) -> Iterator[ClientConsoleT]:
     """The console over `settings`' store, with its Default organization and project, the owner of Default signed
-    in with a session; a `kind` of ClientConsole (`more`: its own further fields). With a `launcher`, jobs follow
-    the event log and send each launch to it."""
-    verity = build_application(settings)
-    read_models = build_read_models(settings)
-    org_id, project_id = ensure_default_organization(settings, verity, read_models)
+    in with a session; a `kind` of ClientConsole (`more`: its own further fields). With `sends`, jobs follow the
+    event log and send each message to the callable of its kind (as `jobs_following_the_log` takes them). With a
+    `storage`, the app keeps its files there and the console gets it as its `storage` field; without one, the app
+    uses the storage the environment configures."""
+    verity, read_models, org_id, project_id = default_organization(settings)
     runner = ProjectionRunner(verity, read_models)
     runner.run_once()
-    app = create_app(verity, read_models, runner=runner, debug=True)
+    app = create_app(verity, read_models, runner=runner, storage=storage, debug=True)
+    if storage is not None:
+        more["storage"] = storage
     with ExitStack() as stack:
-        if launcher is not None:
-            app.state[JOBS] = stack.enter_context(jobs_following_the_log(settings, verity, launch=launcher))
+        if sends is not None:
+            app.state[JOBS] = stack.enter_context(jobs_following_the_log(settings, verity, **sends))
         client = stack.enter_context(TestClient(app))
-        sign_in_as(client, verity, read_models, org_id)
+        sign_in_as(client, verity, read_models, org_id)  # the owner of Default, with a session and a CSRF header
         yield kind(client, verity, read_models, org_id, project_id, **more)
 
 

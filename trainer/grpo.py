@@ -208,8 +208,6 @@ def shared_prompt_logprobs_and_entropy(model, batch: SharedPromptBatch) -> tuple
     The prompts run once with a KV cache; the cache is gathered to one row per answer (autograd sums the
     gradients of an answer group back into its prompt), and the answers run on top of it. With 8 answers of 4
     tokens to a prompt of 33, that is 33 + 8 × 4 token positions instead of 8 × 37: the gradient is the same.
-
-    → logprobs [answers, answer_width], entropy [answers, answer_width]
     """
     prompt_out = model(
         input_ids=batch.prompt_ids,
@@ -232,11 +230,7 @@ def shared_prompt_logprobs_and_entropy(model, batch: SharedPromptBatch) -> tuple
     )
     first = prompt_out.logits[:, -1:, :][batch.answer_prompt]  # [answers, 1, vocab]: predicts answer token 0
     logits = torch.cat([first, answer_out.logits[:, :-1, :]], dim=1).float()  # [answers, answer_width, vocab]
-    log_softmax = torch.log_softmax(logits, dim=-1)
-    logprobs = log_softmax.gather(-1, batch.answer_ids.unsqueeze(-1)).squeeze(-1)
-    with torch.no_grad():
-        entropy = -(log_softmax.exp() * log_softmax).sum(-1)
-    return logprobs, entropy
+    return _logprobs_and_entropy(logits, batch.answer_ids)
 
 
 def answer_logprobs_and_entropy(model, batch: TrainingBatch) -> tuple[torch.Tensor, torch.Tensor]:
@@ -252,9 +246,17 @@ def answer_logprobs_and_entropy(model, batch: TrainingBatch) -> tuple[torch.Tens
     ).logits  # [answers, width, vocab]
     # the token at position t is predicted by the logits at t - 1
     answer_logits = logits[:, batch.prompt_width - 1 : -1, :].float()  # [answers, answer_width, vocab]
-    log_softmax = torch.log_softmax(answer_logits, dim=-1)
-    targets = batch.input_ids[:, batch.prompt_width :]  # [answers, answer_width]
+    return _logprobs_and_entropy(answer_logits, batch.input_ids[:, batch.prompt_width :])
+
+
+def _logprobs_and_entropy(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The log-probability of each target token under its position's logits, and the policy's entropy at that
+    position (no gradient: it is only reported).
+
+    logits [answers, answer_width, vocab], targets [answers, answer_width] → both [answers, answer_width]
+    """
+    log_softmax = torch.log_softmax(logits, dim=-1)
     logprobs = log_softmax.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
     with torch.no_grad():
-        entropy = -(log_softmax.exp() * log_softmax).sum(-1)  # [answers, answer_width]
+        entropy = -(log_softmax.exp() * log_softmax).sum(-1)
     return logprobs, entropy

@@ -57,6 +57,15 @@ class StartAdapter:
 
 
 @dataclass(frozen=True)
+class ResumeFrom:
+    """Go on after finished round `round` from its checkpoint (trainer/checkpoint.py), whose sha256 that round's
+    progress record gave."""
+
+    round: int
+    sha256: str
+
+
+@dataclass(frozen=True)
 class RewardSpec:
     """The reward: a `RewardConfig` dict for domain/rewards, and the custom metric's source when the metric is
     `custom.<id>` (run in the trainer's sandbox)."""
@@ -99,8 +108,19 @@ class FullRun:
     price_per_hour: float | None  # None: the GPU has no declared price, so the report has no cost
 
 
+class MaybeTrial:
+    """A spec that may be a trial's (RL here, SFT, DPO or Head in trainer/tune_spec.py): a trial carries the full
+    run it prepares in `full_run`, which is None for a full run."""
+
+    full_run: object | None
+
+    @property
+    def trial(self) -> bool:
+        return self.full_run is not None
+
+
 @dataclass(frozen=True)
-class RunSpec:
+class RunSpec(MaybeTrial):
     """One RL run, as it trains: `rounds` rounds of `prompts_per_round` prompts, validated on a sample of
     `validation_sample_size` prompts (a trial's are its own: one round of at most 8). `lora_rank`/`lora_alpha`
     apply to a new adapter only."""
@@ -129,10 +149,7 @@ class RunSpec:
     seed: int
     start_adapter: StartAdapter | None = None
     full_run: FullRun | None = None  # a trial's: the full run it prepares; None for a full run
-
-    @property
-    def trial(self) -> bool:
-        return self.full_run is not None
+    resume: ResumeFrom | None = None  # a resumed run's last finished round; None for a run from round 0
 
     def __post_init__(self) -> None:
         if self.loss_type not in ("grpo", "dapo", "dr_grpo"):
@@ -150,7 +167,9 @@ class RunSpec:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunSpec:
-        return spec_from_dict(cls, data, row=Row, full_run=FullRun, reward=lambda value: RewardSpec(**value))
+        return spec_from_dict(cls, {"resume": None, **data}, row=Row, full_run=FullRun,
+                              reward=lambda value: RewardSpec(**value),
+                              resume=lambda value: ResumeFrom(**value) if value else None)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from trainer.spec import ModelRef, SpecError, StartAdapter, Storage, spec_from_dict
+from trainer.spec import MaybeTrial, ModelRef, SpecError, StartAdapter, Storage, spec_from_dict
 
 Objective = Literal["sft", "dpo", "head"]
 
@@ -34,7 +34,7 @@ class FullTuning:
 
 
 @dataclass(frozen=True)
-class TuneSpec:
+class TuneSpec(MaybeTrial):
     run_id: str
     objective: Objective
     model: ModelRef
@@ -54,10 +54,6 @@ class TuneSpec:
     quantization: str
     start_adapter: StartAdapter | None = None
     full_run: FullTuning | None = None  # a trial's: the full run it prepares; None for a full run
-
-    @property
-    def trial(self) -> bool:
-        return self.full_run is not None
 
     def __post_init__(self) -> None:
         if self.objective not in ("sft", "dpo", "head"):

@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 from uuid import UUID
 
-from litestar import Controller, Request, get, post
+from litestar import Request, get, post
 from litestar.enums import RequestEncodingType
 from litestar.params import Body
 from litestar.response import Redirect, Template
 
 from app.auth.guard import OWN_ACCOUNT
-from app.shell.dependencies import OwnWritesDep, ReadModelsDep
+from app.shell.console import Console, ConsoleController, ConsoleDep
 from app.shell.identity import Identity, session_of
 from domain.application import Verity
 from domain.errors import NotAllowed, NotFound, SettingsInvalid
@@ -29,40 +29,35 @@ def _account_id(identity: Identity) -> UUID:
     return identity.account_id
 
 
-def _page(
-    verity: Verity, read_models: Any, identity: Identity, status_code: int = 200, **context: Any
-) -> Template:
-    account_id = _account_id(identity)
+def _page(console: Console, status_code: int = 200, **context: Any) -> Template:
+    account_id = _account_id(console.identity)
     organizations = [
-        {"id": m.org_id, "name": verity.get_organization(m.org_id).name, "role": m.role}
-        for m in read_models.memberships_of(account_id)
+        {"id": m.org_id, "name": console.verity.get_organization(m.org_id).name, "role": m.role}
+        for m in console.read_models.memberships_of(account_id)
     ]
-    base = {"identity": identity, "section": "account", "organizations": organizations, "errors": {}, "done": ""}
+    base = {
+        "identity": console.identity, "section": "account", "organizations": organizations, "errors": {}, "done": "",
+    }
     return Template("account/account.html", context={**base, **context}, status_code=status_code)
 
 
-class AccountController(Controller):
+class AccountController(ConsoleController):
     path = "/account"
     include_in_schema = False
     opt = {OWN_ACCOUNT: True}  # noqa: RUF012 (Litestar reads it as a class attribute)
 
     @get("/", name="account:page", sync_to_thread=True)
-    def page(self, verity: Verity, read_models: ReadModelsDep, identity: Identity) -> Template:
-        return _page(verity, read_models, identity)
+    def page(self, console: ConsoleDep) -> Template:
+        return _page(console)
 
     @post("/password", name="account:password", sync_to_thread=True)
     def change_password(
-        self,
-        request: Request[Any, Any, Any],
-        data: Annotated[dict[str, str], FORM],
-        verity: Verity,
-        own_writes: OwnWritesDep,
-        read_models: ReadModelsDep,
-        identity: Identity,
+        self, request: Request[Any, Any, Any], data: Annotated[dict[str, str], FORM], console: ConsoleDep
     ) -> Template:
+        identity = console.identity
         account_id = _account_id(identity)
         try:
-            written = verity.change_own_password(
+            written = console.verity.change_own_password(
                 account_id,
                 data.get("current_password", ""),
                 data.get("new_password", ""),
@@ -70,11 +65,11 @@ class AccountController(Controller):
                 identity.actor,
             )
         except SettingsInvalid as refused:
-            return _page(verity, read_models, identity, 400, errors=refused.errors)
-        own_writes.see(written.position)
-        account = verity.get_account(account_id)
+            return _page(console, 400, errors=refused.errors)
+        console.own_writes.see(written.position)
+        account = console.verity.get_account(account_id)
         request.set_session(session_of(account, identity.organization_id))  # this session goes on
-        return _page(verity, read_models, identity, done=PASSWORD_CHANGED)
+        return _page(console, done=PASSWORD_CHANGED)
 
     @post("/organization", name="account:organization", sync_to_thread=True)
     def switch_organization(

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import Controller, get, post
+from litestar import get, post
 from litestar.enums import RequestEncodingType
 from litestar.params import Body
 from litestar.response import Redirect, Template
 
 from app.auth.config import AuthConfig
 from app.auth.settings import _page, owners_only
-from app.shell.commands import redirect_once_seen
-from app.shell.dependencies import OwnWritesDep
+from app.shell.console import ConsoleController, ConsoleDep
 from app.shell.identity import Identity
 from domain.application import Verity
 from domain.errors import SettingsInvalid
@@ -31,7 +30,7 @@ def _storage_context(verity: Verity, identity: Identity) -> dict:
     return {"storage": settings, "secret_stored": bool(stored and stored.secret_ciphertext)}
 
 
-class ConnectionsController(Controller):
+class ConnectionsController(ConsoleController):
     path = "/settings"
     include_in_schema = False
 
@@ -41,13 +40,8 @@ class ConnectionsController(Controller):
         return _page("storage", identity, errors={}, saved=False, **_storage_context(verity, identity))
 
     @post("/storage", name="settings:set-storage", sync_to_thread=True)
-    def set_storage(
-        self,
-        data: Annotated[dict[str, str], FORM],
-        verity: Verity,
-        auth: AuthConfig,
-        identity: Identity,
-    ) -> Template:
+    def set_storage(self, data: Annotated[dict[str, str], FORM], console: ConsoleDep, auth: AuthConfig) -> Template:
+        verity, identity = console.verity, console.identity
         owners_only(identity)
         secret = data.get("secret", "")
         sealed = auth.box.seal(secret) if secret else None  # an empty field keeps the stored secret
@@ -65,9 +59,8 @@ class ConnectionsController(Controller):
         return _page("providers", identity, providers=providers, errors={}, values={})
 
     @post("/providers", name="settings:set-provider", sync_to_thread=True)
-    def set_provider(
-        self, data: Annotated[dict[str, str], FORM], verity: Verity, own_writes: OwnWritesDep, identity: Identity
-    ) -> Template | Redirect:
+    def set_provider(self, data: Annotated[dict[str, str], FORM], console: ConsoleDep) -> Template | Redirect:
+        verity, identity = console.verity, console.identity
         owners_only(identity)
         try:
             price = float(data.get("price_per_hour", "") or "nan")
@@ -87,9 +80,9 @@ class ConnectionsController(Controller):
         except SettingsInvalid as refused:
             providers = verity.providers(identity.organization_id)
             return _page("providers", identity, 422, providers=providers, errors=refused.errors, values=data)
-        return redirect_once_seen(own_writes, written.position, "/settings/providers")
+        return console.redirect_once_seen(written, "/settings/providers")
 
     @post("/providers/{provider:str}/remove", name="settings:remove-provider", sync_to_thread=True)
-    def remove_provider(self, provider: str, verity: Verity, own_writes: OwnWritesDep, identity: Identity) -> Redirect:
-        written = verity.remove_provider(identity.organization_id, provider, identity.actor, identity.role)
-        return redirect_once_seen(own_writes, written.position, "/settings/providers")
+    def remove_provider(self, provider: str, console: ConsoleDep) -> Redirect:
+        written = console.verity.remove_provider(console.organization_id, provider, console.actor, console.role)
+        return console.redirect_once_seen(written, "/settings/providers")

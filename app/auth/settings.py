@@ -3,24 +3,26 @@ read members and the plan."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 from uuid import UUID
 
-from litestar import Controller, get, post
+from litestar import get, post
 from litestar.enums import RequestEncodingType
 from litestar.params import Body
 from litestar.response import Redirect, Template
 
-from app.shell.commands import redirect_once_seen
-from app.shell.dependencies import OwnWritesDep, ReadModelsDep
+from app.shell.console import Console, ConsoleController, ConsoleDep
+from app.shell.dependencies import ReadModelsDep
 from app.shell.identity import Identity
-from domain.access.commands import OWNERS_ONLY
-from domain.application import Verity
+from domain.access.commands import OWNERS_ONLY, IssuedToken, NewMember
+from domain.actors import Actor
 from domain.errors import NotAllowed, SettingsInvalid
 from domain.organizations import ROLES
 
 FORM = Body(media_type=RequestEncodingType.URL_ENCODED)
 PLAN_NAMES = {"free": "Free", "pro": "Pro"}
+Granted = TypeVar("Granted", NewMember, IssuedToken)
 
 
 def owners_only(identity: Identity) -> None:
@@ -33,7 +35,31 @@ def _page(name: str, identity: Identity, status_code: int = 200, **context: Any)
     return Template(f"settings/{name}.html", context={**base, **context}, status_code=status_code)
 
 
-class SettingsController(Controller):
+def _grant(
+    console: Console,
+    command: Callable[[UUID, str, str, Actor, str], Granted],
+    name: str,
+    role: str,
+    *,
+    tab: str,
+    listed: Callable[[UUID], Any],
+    shown_as: str,
+    shown: Callable[[Granted], Any],
+) -> Template:
+    """Add a member or issue a token (`command`, with a `name` and a `role`): the tab with what was granted shown
+    once (201), or the tab again with the domain's words (422)."""
+    identity = console.identity
+    try:
+        granted = command(identity.organization_id, name, role, identity.actor, identity.role)
+    except SettingsInvalid as refused:
+        context = {tab: listed(identity.organization_id), shown_as: None}
+        return _page(tab, identity, 422, **context, errors=refused.errors)
+    console.own_writes.see(granted.position)
+    context = {tab: listed(identity.organization_id), shown_as: shown(granted)}
+    return _page(tab, identity, 201, **context, errors={})
+
+
+class SettingsController(ConsoleController):
     path = "/settings"
     include_in_schema = False
 
@@ -47,48 +73,27 @@ class SettingsController(Controller):
         return _page("members", identity, members=read_models.members(identity.organization_id), added=None, errors={})
 
     @post("/members", name="settings:add-member", sync_to_thread=True)
-    def add_member(
-        self,
-        data: Annotated[dict[str, str], FORM],
-        verity: Verity,
-        own_writes: OwnWritesDep,
-        read_models: ReadModelsDep,
-        identity: Identity,
-    ) -> Template:
-        try:
-            added = verity.add_member(
-                identity.organization_id,
-                data.get("email", ""),
-                data.get("role", "member"),
-                identity.actor,
-                identity.role,
-            )
-        except SettingsInvalid as refused:
-            members = read_models.members(identity.organization_id)
-            return _page("members", identity, 422, members=members, added=None, errors=refused.errors)
-        own_writes.see(added.position)
-        members = read_models.members(identity.organization_id)
-        shown = {"email": data.get("email", "").strip().casefold(), "password": added.password}
-        return _page("members", identity, 201, members=members, added=shown, errors={})
+    def add_member(self, data: Annotated[dict[str, str], FORM], console: ConsoleDep) -> Template:
+        email = data.get("email", "")
+
+        def shown(added: NewMember) -> dict[str, str]:
+            return {"email": email.strip().casefold(), "password": added.password}
+
+        return _grant(
+            console, console.verity.add_member, email, data.get("role", "member"),
+            tab="members", listed=console.read_models.members, shown_as="added", shown=shown,
+        )
 
     @post("/members/{account_id:uuid}/role", name="settings:member-role", sync_to_thread=True)
-    def change_role(
-        self,
-        account_id: UUID,
-        data: Annotated[dict[str, str], FORM],
-        verity: Verity,
-        own_writes: OwnWritesDep,
-        identity: Identity,
-    ) -> Redirect:
-        written = verity.change_role(
-            identity.organization_id, account_id, data.get("role", ""), identity.actor, identity.role
-        )
-        return redirect_once_seen(own_writes, written.position, "/settings/members")
+    def change_role(self, account_id: UUID, data: Annotated[dict[str, str], FORM], console: ConsoleDep) -> Redirect:
+        role = data.get("role", "")
+        written = console.verity.change_role(console.organization_id, account_id, role, console.actor, console.role)
+        return console.redirect_once_seen(written, "/settings/members")
 
     @post("/members/{account_id:uuid}/remove", name="settings:member-remove", sync_to_thread=True)
-    def remove_member(self, account_id: UUID, verity: Verity, own_writes: OwnWritesDep, identity: Identity) -> Redirect:
-        written = verity.remove_member(identity.organization_id, account_id, identity.actor, identity.role)
-        return redirect_once_seen(own_writes, written.position, "/settings/members")
+    def remove_member(self, account_id: UUID, console: ConsoleDep) -> Redirect:
+        written = console.verity.remove_member(console.organization_id, account_id, console.actor, console.role)
+        return console.redirect_once_seen(written, "/settings/members")
 
     # --- Plan and billing ----------------------------------------------------------------------------------
     @get("/plan", name="settings:plan", sync_to_thread=True)
@@ -96,11 +101,10 @@ class SettingsController(Controller):
         return _page("plan", identity)
 
     @post("/plan", name="settings:change-plan", sync_to_thread=True)
-    def change_plan(
-        self, data: Annotated[dict[str, str], FORM], verity: Verity, own_writes: OwnWritesDep, identity: Identity
-    ) -> Redirect:
-        written = verity.change_plan(identity.organization_id, data.get("plan", ""), identity.actor, identity.role)
-        return redirect_once_seen(own_writes, written.position, "/settings/plan")
+    def change_plan(self, data: Annotated[dict[str, str], FORM], console: ConsoleDep) -> Redirect:
+        plan = data.get("plan", "")
+        written = console.verity.change_plan(console.organization_id, plan, console.actor, console.role)
+        return console.redirect_once_seen(written, "/settings/plan")
 
     # --- API tokens ----------------------------------------------------------------------------------------
     @get("/tokens", name="settings:tokens", sync_to_thread=True)
@@ -111,31 +115,19 @@ class SettingsController(Controller):
         )
 
     @post("/tokens", name="settings:issue-token", sync_to_thread=True)
-    def issue_token(
-        self,
-        data: Annotated[dict[str, str], FORM],
-        verity: Verity,
-        own_writes: OwnWritesDep,
-        read_models: ReadModelsDep,
-        identity: Identity,
-    ) -> Template:
-        owners_only(identity)
-        try:
-            issued = verity.issue_token(
-                identity.organization_id,
-                data.get("name", ""),
-                data.get("role", "member"),
-                identity.actor,
-                identity.role,
-            )
-        except SettingsInvalid as refused:
-            tokens = read_models.api_tokens(identity.organization_id)
-            return _page("tokens", identity, 422, tokens=tokens, issued=None, errors=refused.errors)
-        own_writes.see(issued.position)
-        tokens = read_models.api_tokens(identity.organization_id)
-        return _page("tokens", identity, 201, tokens=tokens, issued=issued.text, errors={})
+    def issue_token(self, data: Annotated[dict[str, str], FORM], console: ConsoleDep) -> Template:
+        owners_only(console.identity)
+        return _grant(
+            console, console.verity.issue_token, data.get("name", ""), data.get("role", "member"),
+            tab="tokens", listed=console.read_models.api_tokens, shown_as="issued", shown=_token_text,
+        )
 
     @post("/tokens/{token_id:uuid}/revoke", name="settings:revoke-token", sync_to_thread=True)
-    def revoke_token(self, token_id: UUID, verity: Verity, own_writes: OwnWritesDep, identity: Identity) -> Redirect:
-        written = verity.revoke_token(identity.organization_id, token_id, identity.actor, identity.role)
-        return redirect_once_seen(own_writes, written.position, "/settings/tokens")
+    def revoke_token(self, token_id: UUID, console: ConsoleDep) -> Redirect:
+        written = console.verity.revoke_token(console.organization_id, token_id, console.actor, console.role)
+        return console.redirect_once_seen(written, "/settings/tokens")
+
+
+def _token_text(issued: IssuedToken) -> str:
+    """A new token's text, shown this once."""
+    return issued.text

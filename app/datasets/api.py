@@ -24,9 +24,9 @@ from app.datasets.schemas import (
 )
 from app.datasets.upload import record_stored_version, store_version_files
 from app.runs.schemas import CommandAnswer
-from app.shell.dependencies import OwnWritesDep, ReadModelsDep
+from app.shell.console import ConsoleController, ConsoleDep
+from app.shell.dependencies import ReadModelsDep
 from app.shell.identity import Identity
-from domain.application import Verity
 from domain.errors import NotFound
 
 UPLOAD = Body(
@@ -36,35 +36,29 @@ UPLOAD = Body(
 )
 
 
-class DatasetsApiController(Controller):
+class DatasetsApiController(ConsoleController):
     path = "/datasets"
     tags: ClassVar[list[str]] = ["Datasets"]
 
     @get("/", name="api:datasets:list", sync_to_thread=True)
-    def list_datasets(self, read_models: ReadModelsDep, identity: Identity) -> list[DatasetOut]:
-        org_id = identity.organization_id
+    def list_datasets(self, console: ConsoleDep) -> list[DatasetOut]:
+        read_models, org_id = console.read_models, console.organization_id
         return [
             DatasetOut.of(row, read_models.dataset_versions(org_id, row.id)) for row in read_models.datasets(org_id)
         ]
 
     @post("/", name="api:datasets:create", status_code=201, sync_to_thread=True)
-    def create(
-        self, data: DatasetIn, verity: Verity, own_writes: OwnWritesDep, read_models: ReadModelsDep, identity: Identity
-    ) -> DatasetOut:
-        written = verity.create_dataset(identity.organization_id, data.name, identity.actor)
-        own_writes.see(written.position)
-        return DatasetOut.of(
-            _found(read_models.dataset(identity.organization_id, written.id)),
-            [],
-            CommandAnswer(id=written.id, position=written.position),
-        )
+    def create(self, data: DatasetIn, console: ConsoleDep) -> DatasetOut:
+        written = console.verity.create_dataset(console.organization_id, data.name, console.actor)
+        console.own_writes.see(written.position)
+        dataset = _found(console.read_models.dataset(console.organization_id, written.id))
+        return DatasetOut.of(dataset, [], CommandAnswer(id=written.id, position=written.position))
 
     @get("/{dataset_id:uuid}", name="api:datasets:detail", sync_to_thread=True)
-    def detail(self, dataset_id: UUID, read_models: ReadModelsDep, identity: Identity) -> DatasetOut:
-        org_id = identity.organization_id
-        return DatasetOut.of(
-            _found(read_models.dataset(org_id, dataset_id)), read_models.dataset_versions(org_id, dataset_id)
-        )
+    def detail(self, dataset_id: UUID, console: ConsoleDep) -> DatasetOut:
+        read_models, org_id = console.read_models, console.organization_id
+        dataset = _found(read_models.dataset(org_id, dataset_id))
+        return DatasetOut.of(dataset, read_models.dataset_versions(org_id, dataset_id))
 
     @post(
         "/{dataset_id:uuid}/versions",
@@ -74,22 +68,15 @@ class DatasetsApiController(Controller):
         request_max_body_size=UPLOAD_MAX_BYTES,
     )
     def upload(
-        self,
-        dataset_id: UUID,
-        data: Annotated[dict[str, Any], UPLOAD],
-        verity: Verity,
-        storage: StorageDep,
-        own_writes: OwnWritesDep,
-        read_models: ReadModelsDep,
-        identity: Identity,
+        self, dataset_id: UUID, data: Annotated[dict[str, Any], UPLOAD], console: ConsoleDep, storage: StorageDep
     ) -> DatasetVersionOut:
         """Upload a version: every file is parsed before anything is stored or recorded."""
-        org_id = identity.organization_id
-        verity.get_dataset(org_id, dataset_id)  # an unknown dataset is refused before the files are read
+        org_id = console.organization_id
+        console.verity.get_dataset(org_id, dataset_id)  # an unknown dataset is refused before the files are read
         stored = store_version_files(storage, uploaded_files(data))
-        written = record_stored_version(verity, storage, stored, org_id, dataset_id, identity.actor)
-        own_writes.see(written.position)
-        version = _found(read_models.dataset_version(org_id, written.id))
+        written = record_stored_version(console.verity, storage, stored, org_id, dataset_id, console.actor)
+        console.own_writes.see(written.position)
+        version = _found(console.read_models.dataset_version(org_id, written.id))
         return DatasetVersionOut.of(
             version, first_examples(storage, version), CommandAnswer(id=written.id, position=written.position)
         )

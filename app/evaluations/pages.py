@@ -5,11 +5,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from litestar import Controller, Request, get
-from litestar.response import Template
-
-from app.evaluations.waiting import queued_work_page
-from app.shell.dependencies import ReadModelsDep
+from app.evaluations.work_routes import WorkPagesController, detail_page, list_page
 from app.shell.identity import Identity
 from domain.errors import NotFound
 from projections import evaluations as reads
@@ -49,17 +45,8 @@ def evaluation_context(read_models: Any, identity: Identity, evaluation_id: UUID
     }
 
 
-class EvaluationsPageController(Controller):
+class EvaluationsPageController(WorkPagesController):
     path = "/evaluations"
-    include_in_schema = False
 
-    @get("/", name="evaluations:list", sync_to_thread=True)
-    def list_evaluations(self, read_models: ReadModelsDep, identity: Identity) -> Template:
-        rows = reads.evaluations(read_models.tables, identity.organization_id)
-        context = {"evaluations": rows, "section": "evaluations", "identity": identity}
-        return Template("evaluations/list.html", context=context)
-
-    @get("/{evaluation_id:uuid}", name="evaluations:detail", sync_to_thread=True)
-    def detail(self, request: Request, evaluation_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Template:
-        context = evaluation_context(read_models, identity, evaluation_id)
-        return queued_work_page(request, read_models, identity, context, "evaluation", "evaluations")
+    list_evaluations = list_page("evaluations", reads.evaluations)
+    detail = detail_page("evaluations", "evaluation", evaluation_context)

@@ -5,12 +5,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from litestar import Controller, Request, get, post
-from litestar.response import Redirect, Template
-
-from app.evaluations.waiting import queued_work_page
-from app.shell.commands import redirect_once_seen
-from app.shell.dependencies import OwnWritesDep, ReadModelsDep
+from app.evaluations.work_routes import WorkPagesController, detail_page, list_page, stop_page
 from app.shell.identity import Identity
 from domain.application import Verity
 from domain.errors import NotFound
@@ -24,23 +19,9 @@ def experiment_context(read_models: Any, identity: Identity, experiment_id: UUID
     return {"experiment": experiment, "live": experiment["live"], "section": "experiments", "identity": identity}
 
 
-class ExperimentsPageController(Controller):
+class ExperimentsPageController(WorkPagesController):
     path = "/experiments"
-    include_in_schema = False
 
-    @get("/", name="experiments:list", sync_to_thread=True)
-    def list_experiments(self, read_models: ReadModelsDep, identity: Identity) -> Template:
-        rows = reads.experiments(read_models.tables, identity.organization_id)
-        return Template("experiments/list.html",
-                        context={"experiments": rows, "section": "experiments", "identity": identity})
-
-    @get("/{experiment_id:uuid}", name="experiments:detail", sync_to_thread=True)
-    def detail(self, request: Request, experiment_id: UUID, read_models: ReadModelsDep,
-               identity: Identity) -> Template:
-        context = experiment_context(read_models, identity, experiment_id)
-        return queued_work_page(request, read_models, identity, context, "experiment", "experiments")
-
-    @post("/{experiment_id:uuid}/stop", name="experiments:stop", sync_to_thread=True)
-    def stop(self, experiment_id: UUID, verity: Verity, own_writes: OwnWritesDep, identity: Identity) -> Redirect:
-        written = verity.stop_experiment(identity.organization_id, experiment_id, identity.actor)
-        return redirect_once_seen(own_writes, written.position, f"/experiments/{experiment_id}")
+    list_experiments = list_page("experiments", reads.experiments)
+    detail = detail_page("experiments", "experiment", experiment_context)
+    stop = stop_page("experiments", "experiment", Verity.stop_experiment)

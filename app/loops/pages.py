@@ -6,13 +6,8 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from litestar import Controller, Request, get, post
-from litestar.response import Redirect, Template
-
-from app.evaluations.waiting import queued_work_page
+from app.evaluations.work_routes import WorkPagesController, detail_page, list_page, stop_page
 from app.loops.chart import bar_chart
-from app.shell.commands import redirect_once_seen
-from app.shell.dependencies import OwnWritesDep, ReadModelsDep
 from app.shell.identity import Identity
 from domain.application import Verity
 from domain.errors import NotFound
@@ -56,21 +51,9 @@ def loop_context(read_models: Any, identity: Identity, loop_id: UUID) -> dict[st
     }
 
 
-class LoopsPageController(Controller):
+class LoopsPageController(WorkPagesController):
     path = "/loops"
-    include_in_schema = False
 
-    @get("/", name="loops:list", sync_to_thread=True)
-    def list_loops(self, read_models: ReadModelsDep, identity: Identity) -> Template:
-        rows = reads.loops(read_models.tables, identity.organization_id)
-        return Template("loops/list.html", context={"loops": rows, "section": "loops", "identity": identity})
-
-    @get("/{loop_id:uuid}", name="loops:detail", sync_to_thread=True)
-    def detail(self, request: Request, loop_id: UUID, read_models: ReadModelsDep, identity: Identity) -> Template:
-        context = loop_context(read_models, identity, loop_id)
-        return queued_work_page(request, read_models, identity, context, "loop", "loops")
-
-    @post("/{loop_id:uuid}/stop", name="loops:stop", sync_to_thread=True)
-    def stop(self, loop_id: UUID, verity: Verity, own_writes: OwnWritesDep, identity: Identity) -> Redirect:
-        written = verity.stop_loop(identity.organization_id, loop_id, identity.actor)
-        return redirect_once_seen(own_writes, written.position, f"/loops/{loop_id}")
+    list_loops = list_page("loops", reads.loops)
+    detail = detail_page("loops", "loop", loop_context)
+    stop = stop_page("loops", "loop", Verity.stop_loop)

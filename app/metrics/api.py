@@ -8,20 +8,18 @@ from __future__ import annotations
 from typing import Any, ClassVar
 from uuid import UUID
 
-from litestar import Controller, get, post
+from litestar import get, post
 
 from app.metrics.schemas import CustomMetricIn, CustomMetricOut, CustomMetricSourceIn, CustomMetricVersionOut
 from app.runs.schemas import CommandAnswer
-from app.shell.commands import OwnWrites
-from app.shell.dependencies import OwnWritesDep, ReadModelsDep
+from app.shell.console import Console, ConsoleController, ConsoleDep
+from app.shell.dependencies import ReadModelsDep
 from app.shell.identity import Identity
-from domain.application import Verity
 from domain.errors import NotFound
 from domain.written import Written
-from projections.store import ReadModels
 
 
-class CustomMetricsApiController(Controller):
+class CustomMetricsApiController(ConsoleController):
     path = "/custom-metrics"
     tags: ClassVar[list[str]] = ["Custom metrics"]
 
@@ -34,17 +32,10 @@ class CustomMetricsApiController(Controller):
         ]
 
     @post("/", name="api:metrics:register", status_code=201, sync_to_thread=True)
-    def register(
-        self,
-        data: CustomMetricIn,
-        verity: Verity,
-        own_writes: OwnWritesDep,
-        read_models: ReadModelsDep,
-        identity: Identity,
-    ) -> CustomMetricVersionOut:
+    def register(self, data: CustomMetricIn, console: ConsoleDep) -> CustomMetricVersionOut:
         """Register a metric; the answer is its version 1, whose `reward_metric` a run's reward names."""
-        written = verity.register_custom_metric(identity.organization_id, data.name, data.source, identity.actor)
-        return _version_after(own_writes, read_models, identity, written)
+        written = console.verity.register_custom_metric(console.organization_id, data.name, data.source, console.actor)
+        return _version_after(console, written)
 
     @get("/{metric_id:uuid}", name="api:metrics:detail", sync_to_thread=True)
     def detail(self, metric_id: UUID, read_models: ReadModelsDep, identity: Identity) -> CustomMetricOut:
@@ -53,21 +44,13 @@ class CustomMetricsApiController(Controller):
         return CustomMetricOut.of(row, read_models.custom_metric_versions(org_id, metric_id))
 
     @post("/{metric_id:uuid}/versions", name="api:metrics:edit", status_code=201, sync_to_thread=True)
-    def edit(
-        self,
-        metric_id: UUID,
-        data: CustomMetricSourceIn,
-        verity: Verity,
-        own_writes: OwnWritesDep,
-        read_models: ReadModelsDep,
-        identity: Identity,
-    ) -> CustomMetricVersionOut:
+    def edit(self, metric_id: UUID, data: CustomMetricSourceIn, console: ConsoleDep) -> CustomMetricVersionOut:
         """A new version of the metric; runs saved with an older version keep theirs."""
-        written = verity.edit_custom_metric(identity.organization_id, metric_id, data.source, identity.actor)
-        return _version_after(own_writes, read_models, identity, written)
+        written = console.verity.edit_custom_metric(console.organization_id, metric_id, data.source, console.actor)
+        return _version_after(console, written)
 
 
-class CustomMetricVersionsApiController(Controller):
+class CustomMetricVersionsApiController(ConsoleController):
     path = "/custom-metric-versions"
     tags: ClassVar[list[str]] = ["Custom metrics"]
 
@@ -78,24 +61,16 @@ class CustomMetricVersionsApiController(Controller):
         )
 
     @post("/{version_id:uuid}/archive", name="api:metric-versions:archive", status_code=200, sync_to_thread=True)
-    def archive(
-        self,
-        version_id: UUID,
-        verity: Verity,
-        own_writes: OwnWritesDep,
-        read_models: ReadModelsDep,
-        identity: Identity,
-    ) -> CustomMetricVersionOut:
+    def archive(self, version_id: UUID, console: ConsoleDep) -> CustomMetricVersionOut:
         """Archive a version: refused for a new run from now on; a saved run keeps it."""
-        written = verity.archive_custom_metric_version(identity.organization_id, version_id, identity.actor)
-        return _version_after(own_writes, read_models, identity, written)
+        written = console.verity.archive_custom_metric_version(console.organization_id, version_id, console.actor)
+        return _version_after(console, written)
 
 
-def _version_after(
-    own_writes: OwnWrites, read_models: ReadModels, identity: Identity, written: Written
-) -> CustomMetricVersionOut:
-    own_writes.see(written.position)
-    row = _found(read_models.custom_metric_version(identity.organization_id, written.id))  # type: ignore[attr-defined]
+def _version_after(console: Console, written: Written) -> CustomMetricVersionOut:
+    """A command's answer, once the read models show it: the version it saved and where its events stand."""
+    console.own_writes.see(written.position)
+    row = _found(console.read_models.custom_metric_version(console.organization_id, written.id))  # type: ignore[attr-defined]
     return CustomMetricVersionOut.of(row, CommandAnswer(id=written.id, position=written.position))
 
 

@@ -7,10 +7,11 @@ shows: 422 with {"errors": {field: message}}, and nothing is recorded.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, ClassVar
 from uuid import UUID
 
-from litestar import Controller, Request, delete, get, post, put
+from litestar import Request, delete, get, post, put
 from litestar.openapi.spec import Example
 from litestar.params import Body
 
@@ -18,17 +19,15 @@ from app.runs.merging import ask_for_merge
 from app.runs.projects import choose_project
 from app.runs.readiness import launch_when_ready
 from app.runs.schemas import CommandAnswer, RunOut
-from app.shell.commands import OwnWrites
-from app.shell.dependencies import OwnWritesDep, ReadModelsDep
+from app.shell.console import Console, ConsoleController, ConsoleDep
+from app.shell.dependencies import ReadModelsDep
 from app.shell.identity import Identity
 from app.shell.jobs import jobs_of
-from domain.application import Verity
 from domain.errors import NotFound
 from domain.runs.run_settings import RunSettings
 from domain.runs.settings import run_body_from_api
 from domain.written import Written
 from projections.rows import RunDetail, RunRow, StepRow, TimelineEntry
-from projections.store import ReadModels
 
 RUN_BODY_EXAMPLE = {"project": "Demo", **RunSettings().to_api()}
 RUN_BODY = Body(
@@ -44,49 +43,30 @@ RUN_BODY = Body(
 )
 
 
-class RunsApiController(Controller):
+class RunsApiController(ConsoleController):
     path = "/runs"
     tags: ClassVar[list[str]] = ["Runs"]
 
     @post("/", name="api:runs:save", status_code=201, sync_to_thread=True)
-    def save(
-        self,
-        data: Annotated[dict[str, Any], RUN_BODY],
-        verity: Verity,
-        own_writes: OwnWritesDep,
-        read_models: ReadModelsDep,
-        identity: Identity,
-    ) -> RunOut:
+    def save(self, data: Annotated[dict[str, Any], RUN_BODY], console: ConsoleDep) -> RunOut:
         """Save a draft run (saving never starts a GPU)."""
         body = dict(data)
-        project_id = choose_project(read_models, identity.organization_id, body.pop("project", None))
+        project_id = choose_project(console.read_models, console.organization_id, body.pop("project", None))
         draft = run_body_from_api(body)
-        written = verity.save_run(identity.organization_id, project_id, draft, identity.actor)
-        return self._after(own_writes, written, read_models, identity)
+        return _answer(console, console.verity.save_run(console.organization_id, project_id, draft, console.actor))
 
     @put("/{run_id:uuid}", name="api:runs:edit", sync_to_thread=True)
-    def edit(
-        self,
-        run_id: UUID,
-        data: Annotated[dict[str, Any], RUN_BODY],
-        verity: Verity,
-        own_writes: OwnWritesDep,
-        read_models: ReadModelsDep,
-        identity: Identity,
-    ) -> RunOut:
+    def edit(self, run_id: UUID, data: Annotated[dict[str, Any], RUN_BODY], console: ConsoleDep) -> RunOut:
         """Edit a draft: the body as for saving; the draft keeps its id and history. Any other state is refused."""
         body = dict(data)
         body.pop("project", None)  # a draft stays in its project
-        written = verity.edit_run(identity.organization_id, run_id, run_body_from_api(body), identity.actor)
-        return self._after(own_writes, written, read_models, identity)
+        draft = run_body_from_api(body)
+        return _answer(console, console.verity.edit_run(console.organization_id, run_id, draft, console.actor))
 
     @delete("/{run_id:uuid}", name="api:runs:delete", status_code=200, sync_to_thread=True)
-    def delete(
-        self, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, read_models: ReadModelsDep, identity: Identity
-    ) -> RunOut:
+    def delete(self, run_id: UUID, console: ConsoleDep) -> RunOut:
         """Delete a draft: it leaves the runs list (state "deleted"); its events stay in the store and the feed."""
-        written = verity.delete_run(identity.organization_id, run_id, identity.actor)
-        return self._after(own_writes, written, read_models, identity)
+        return _answer(console, console.verity.delete_run(console.organization_id, run_id, console.actor))
 
     @get("/", name="api:runs:list", sync_to_thread=True)
     def list_runs(self, read_models: ReadModelsDep, identity: Identity) -> list[RunRow]:
@@ -98,63 +78,29 @@ class RunsApiController(Controller):
         return _found(read_models.run(identity.organization_id, run_id))
 
     @post("/{run_id:uuid}/launch", name="api:runs:launch", status_code=200, sync_to_thread=True)
-    def launch(
-        self,
-        request: Request,
-        run_id: UUID,
-        verity: Verity,
-        own_writes: OwnWritesDep,
-        read_models: ReadModelsDep,
-        identity: Identity,
-    ) -> RunOut:
+    def launch(self, request: Request, run_id: UUID, console: ConsoleDep) -> RunOut:
         """Launch a draft (RL needs the Pro plan, and an owner or member; 409 when its worker can't train it)."""
-        written = launch_when_ready(verity.launch_run, request, read_models, identity, run_id)
-        return self._after(own_writes, written, read_models, identity)
-
-    @post("/{run_id:uuid}/cancel", name="api:runs:cancel", status_code=200, sync_to_thread=True)
-    def cancel(
-        self, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, read_models: ReadModelsDep, identity: Identity
-    ) -> RunOut:
-        return self._after(
-            own_writes, verity.cancel_run(identity.organization_id, run_id, identity.actor), read_models, identity
-        )
+        return _answer(console, _when_ready(console.verity.launch_run, request, console, run_id))
 
     @post("/{run_id:uuid}/retry", name="api:runs:retry", status_code=201, sync_to_thread=True)
-    def retry(
-        self,
-        request: Request,
-        run_id: UUID,
-        verity: Verity,
-        own_writes: OwnWritesDep,
-        read_models: ReadModelsDep,
-        identity: Identity,
-    ) -> RunOut:
+    def retry(self, request: Request, run_id: UUID, console: ConsoleDep) -> RunOut:
         """Retry a failed or cancelled run: a new run with the same settings, launched at once."""
-        written = launch_when_ready(verity.retry_run, request, read_models, identity, run_id)
-        return self._after(own_writes, written, read_models, identity)
+        return _answer(console, _when_ready(console.verity.retry_run, request, console, run_id))
+
+    @post("/{run_id:uuid}/cancel", name="api:runs:cancel", status_code=200, sync_to_thread=True)
+    def cancel(self, run_id: UUID, console: ConsoleDep) -> RunOut:
+        return _answer(console, console.verity.cancel_run(console.organization_id, run_id, console.actor))
 
     @post("/{run_id:uuid}/duplicate", name="api:runs:duplicate", status_code=201, sync_to_thread=True)
-    def duplicate(
-        self, run_id: UUID, verity: Verity, own_writes: OwnWritesDep, read_models: ReadModelsDep, identity: Identity
-    ) -> RunOut:
+    def duplicate(self, run_id: UUID, console: ConsoleDep) -> RunOut:
         """A new draft with the same settings."""
-        written = verity.duplicate_run(identity.organization_id, run_id, identity.actor)
-        return self._after(own_writes, written, read_models, identity)
+        return _answer(console, console.verity.duplicate_run(console.organization_id, run_id, console.actor))
 
     @post("/{run_id:uuid}/merge", name="api:runs:merge", status_code=202, sync_to_thread=True)
-    def merge(
-        self,
-        request: Request,
-        run_id: UUID,
-        verity: Verity,
-        own_writes: OwnWritesDep,
-        read_models: ReadModelsDep,
-        identity: Identity,
-    ) -> RunOut:
+    def merge(self, request: Request, run_id: UUID, console: ConsoleDep) -> RunOut:
         """Merge model: a job merges the adapter into the base model and writes the full checkpoint to the run's
         storage; `run.merge` says how it goes (merging, then merged with its location, or failed with why)."""
-        written = ask_for_merge(verity, identity, run_id, jobs_of(request))
-        return self._after(own_writes, written, read_models, identity)
+        return _answer(console, ask_for_merge(console.verity, console.identity, run_id, jobs_of(request)))
 
     @get("/{run_id:uuid}/events", name="api:runs:events", sync_to_thread=True)
     def timeline(self, run_id: UUID, read_models: ReadModelsDep, identity: Identity) -> list[TimelineEntry]:
@@ -168,13 +114,19 @@ class RunsApiController(Controller):
         _found(read_models.run(identity.organization_id, run_id))
         return read_models.steps(identity.organization_id, run_id)
 
-    @staticmethod
-    def _after(own_writes: OwnWrites, written: Written, read_models: ReadModels, identity: Identity) -> RunOut:
-        own_writes.see(written.position)
-        return RunOut(
-            run=_found(read_models.run(identity.organization_id, written.id)),
-            command=CommandAnswer(id=written.id, position=written.position),
-        )
+
+def _when_ready(command: Callable[..., Written], request: Request, console: Console, run_id: UUID) -> Written:
+    """Launch or Retry (`command`) once launch readiness agrees."""
+    return launch_when_ready(command, request, console.read_models, console.identity, run_id)
+
+
+def _answer(console: Console, written: Written) -> RunOut:
+    """A command's answer, once the read models show it: the run it saved and where its events stand."""
+    console.own_writes.see(written.position)
+    return RunOut(
+        run=_found(console.read_models.run(console.organization_id, written.id)),
+        command=CommandAnswer(id=written.id, position=written.position),
+    )
 
 
 def _found(run: RunDetail | None) -> RunDetail:

@@ -9,10 +9,11 @@ restore) is sent to the page it belongs to: the run page, or for the timeline it
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Annotated, Any
 from uuid import UUID
 
-from litestar import Controller, Response, get, post
+from litestar import Response, get, post
 from litestar.concurrency import sync_to_thread
 from litestar.enums import RequestEncodingType
 from litestar.params import Body, Parameter
@@ -27,13 +28,12 @@ from app.runs.listing import runs_list_context
 from app.runs.projects import choose_project
 from app.runs.samples import samples_context
 from app.runs.view import run_page_context, stamp
-from app.shell.commands import redirect_once_seen
-from app.shell.dependencies import OwnWritesDep, ReadModelsDep, StorageDep
+from app.shell.console import ConsoleController, ConsoleDep
+from app.shell.dependencies import ReadModelsDep, StorageDep
 from app.shell.identity import Identity
-from domain.access.roles import CHANGE
-from domain.application import Verity
-from domain.errors import NotFound, SettingsInvalid
+from domain.errors import NotFound
 from domain.runs.settings import run_body_from_form
+from domain.written import Written
 
 FORM = Body(media_type=RequestEncodingType.URL_ENCODED)
 PARTS = {
@@ -53,7 +53,7 @@ PAGES = ("overview", "timeline")  # the parts whose address is also a whole page
 PARTS_AT = tuple(part for part in PARTS if part != "overview")
 
 
-class RunsPageController(Controller):
+class RunsPageController(ConsoleController):
     path = "/runs"
     include_in_schema = False
 
@@ -88,25 +88,16 @@ class RunsPageController(Controller):
         return Template("runs/configure.html", context=configure_context(read_models, identity, draft=draft))
 
     @post("/", name="runs:save", sync_to_thread=True)
-    def save(
-        self,
-        data: Annotated[dict[str, str], FORM],
-        verity: Verity,
-        own_writes: OwnWritesDep,
-        read_models: ReadModelsDep,
-        identity: Identity,
-    ) -> Template | Redirect:
+    def save(self, data: Annotated[dict[str, str], FORM], console: ConsoleDep) -> Template | Redirect:
         submitted = form_from_submission(data)
-        if (refused_role := identity.refusal(CHANGE)) is not None:  # the form again, as typed, with why not
-            return configure_again(read_models, identity, submitted, {"": refused_role}, 403)
-        try:
-            project_id = choose_project(read_models, identity.organization_id, submitted.get("project"))
-            written = verity.save_run(
-                identity.organization_id, project_id, run_body_from_form(submitted), identity.actor
-            )
-        except SettingsInvalid as refused:
-            return configure_again(read_models, identity, submitted, refused.errors, 422)
-        return redirect_once_seen(own_writes, written.position, f"/runs/{written.id}")
+
+        def save_draft() -> Written:
+            project_id = choose_project(console.read_models, console.organization_id, submitted.get("project"))
+            draft = run_body_from_form(submitted)
+            return console.verity.save_run(console.organization_id, project_id, draft, console.actor)
+
+        form_again = partial(configure_again, console.read_models, console.identity, submitted)
+        return console.write_from_form(save_draft, form_again, lambda written: f"/runs/{written.id}")
 
     @post("/summary", name="runs:training-summary", sync_to_thread=True)
     def training_summary(

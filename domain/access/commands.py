@@ -28,6 +28,7 @@ from domain.access.tokens import ApiToken, new_token_text, sha256_of, token_id_o
 from domain.actors import Actor
 from domain.errors import DomainError, NotAllowed, NotFound, SettingsInvalid
 from domain.organizations import ROLES, Organization
+from domain.verity_parts import VerityParts
 from domain.written import Written
 
 LAST_OWNER = "An organization needs at least one owner: make someone else an owner first."
@@ -64,13 +65,7 @@ def _check_role(role: str) -> None:
         raise SettingsInvalid({"role": "The role must be owner, member or viewer."})
 
 
-class AccessCommands:
-    # provided by Verity
-    _get: Any
-    _save: Any
-    repository: Any
-    get_organization: Any
-
+class AccessCommands(VerityParts):
     # --- accounts ------------------------------------------------------------------------------------------
     def create_account(self, email: str, password: str, actor: Actor) -> Written:
         account = self._new_account(email, password, actor)

@@ -18,6 +18,7 @@ from domain.datasets.version import SPLIT_NAMES, DatasetVersion, DatasetVersionI
 from domain.errors import DomainError, NotFound, SettingsInvalid
 from domain.rewards.config import RewardConfig, RewardConfigInvalid
 from domain.rewards.references import check_references, incompatible_references_message
+from domain.verity_parts import VerityParts
 from domain.written import Written
 
 # (storage key, split) → the split's references in order; the wiring reads them from storage.
@@ -25,12 +26,8 @@ ReferenceReader = Callable[[str, str], Iterable[str]]
 RL_SPLITS = ("train", "validation")  # test examples are never used by RL: they stay held out (000)
 
 
-class DatasetCommands:
+class DatasetCommands(VerityParts):
     reference_reader: ReferenceReader | None = None
-
-    # provided by Verity
-    _get: Any
-    _save: Any
 
     def get_dataset(self, org_id: UUID, dataset_id: UUID) -> Dataset:
         return self._get(Dataset, dataset_id, org_id, "dataset")
@@ -40,13 +37,13 @@ class DatasetCommands:
         return self._get(DatasetVersion, version_id, org_id, "dataset version")
 
     def create_dataset(self, org_id: UUID, name: str, actor: Actor) -> Written:
-        self._get_organization(org_id)
+        self.get_organization(org_id)
         name = " ".join(name.split())
         if not name:
             raise SettingsInvalid({"name": "Name the dataset."})
         if len(name) > MAX_NAME:
             raise SettingsInvalid({"name": f"A dataset's name can have at most {MAX_NAME} characters."})
-        if Dataset.create_id(org_id, name) in self.repository:  # type: ignore[attr-defined]
+        if Dataset.create_id(org_id, name) in self.repository:
             raise SettingsInvalid({"name": f"A dataset named {name} already exists."})
         dataset = Dataset(org_id=org_id, name=name, actor=actor.to_dict())
         return Written(dataset.id, self._save(dataset))
@@ -116,9 +113,6 @@ class DatasetCommands:
             raise DomainError("The references of a dataset version can't be read here: no storage is connected.")
         read = self.reference_reader
         return chain.from_iterable(read(version.storage_key, split) for split in RL_SPLITS)
-
-    def _get_organization(self, org_id: UUID) -> Any:
-        return self.get_organization(org_id)  # type: ignore[attr-defined]
 
 
 def _example_names(version: DatasetVersion) -> Iterator[str]:

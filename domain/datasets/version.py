@@ -25,7 +25,24 @@ class DatasetVersionInvalid(DomainError):
     """A version that can't be recorded as given."""
 
 
-class DatasetVersion(Archivable, Aggregate):
+class DatasetVersionSize:
+    """How a person names a version and how many examples it has: said alike by the aggregate and its read row."""
+
+    dataset_name: str
+    number: int
+    split_counts: Mapping[str, int]
+
+    @property
+    def label(self) -> str:
+        """How a person names it: "gsm8k-mini v3"."""
+        return f"{self.dataset_name} v{self.number}"
+
+    @property
+    def total_examples(self) -> int:
+        return sum(self.split_counts.values())
+
+
+class DatasetVersion(DatasetVersionSize, Archivable, Aggregate):
     """One uploaded version of a dataset, belonging to one organization."""
 
     @classmethod
@@ -96,15 +113,6 @@ class DatasetVersion(Archivable, Aggregate):
         self.shape = shape
         self.has_images = has_images
         self.archived = False
-
-    @property
-    def label(self) -> str:
-        """How a person names it: "gsm8k-mini v3"."""
-        return f"{self.dataset_name} v{self.number}"
-
-    @property
-    def total_examples(self) -> int:
-        return sum(self.split_counts.values())
 
     def rl_problem(self) -> str | None:
         """Why an RL run can't use this version, or None: it needs text, training and validation examples."""

@@ -18,6 +18,7 @@ from domain.evaluations.answer_length import ANSWER_LENGTH_MESSAGE, MAX_ANSWER_T
 from domain.evaluations.benchmarks import BENCHMARKS, HELD_OUT_DEFAULT_COUNT, HELD_OUT_PROBLEMS
 from domain.evaluations.evaluation import COMPLETED, Evaluation
 from domain.evaluations.scoring import checked_scoring, reward_from_baseline
+from domain.verity_parts import VerityParts
 from domain.written import Written
 
 BENCHMARK_COUNT_MESSAGE = f"A benchmark's problem count must be from 1 to {HELD_OUT_PROBLEMS:,}."
@@ -26,12 +27,7 @@ BASELINE_NOT_COMPLETED = "The baseline evaluation is {status}: a full run's rewa
 BASELINE_OTHER_VERSION = "The baseline must be an evaluation of the run's dataset version."
 
 
-class EvaluationCommands:
-    # provided by Verity
-    _get: Any
-    _save: Any
-    repository: Any
-
+class EvaluationCommands(VerityParts):
     def get_evaluation(self, org_id: UUID | None, evaluation_id: UUID) -> Evaluation:
         """`org_id` None is for the jobs, which act for whichever organization owns the evaluation."""
         return self._get(Evaluation, evaluation_id, org_id, "evaluation")
@@ -70,7 +66,7 @@ class EvaluationCommands:
         baseline_id: UUID | None = None,
         max_answer_tokens: int = MAX_ANSWER_TOKENS_DEFAULT,
     ) -> Written:
-        project = self.get_project(org_id, project_id)  # type: ignore[attr-defined]
+        project = self.get_project(org_id, project_id)
         errors: dict[str, str] = {}
         try:
             source = self._checked_source(org_id, source)

@@ -13,6 +13,7 @@ from eventsourcing.domain import Aggregate, event
 from domain.errors import IllegalTransition
 from domain.lifecycle import Lifecycle
 from domain.rewards.batch_failures import MetricFailures
+from domain.state_events import failed_event, state_event
 
 QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED = "queued", "running", "completed", "failed", "cancelled"
 STATUS_NAMES = {
@@ -73,9 +74,7 @@ class Evaluation(Lifecycle, Aggregate):
         self._require((QUEUED,), "Only a queued evaluation can start: this one is {status}.")
         self._started(actor=actor)
 
-    @event("Started")
-    def _started(self, actor: dict[str, str]) -> None:
-        self.state = RUNNING
+    _started = state_event("Started", RUNNING)
 
     def complete(self, score: float, breakdown: dict[str, float], results: list[dict[str, Any]],
                  actor: dict[str, str], metric_failures: dict[str, Any] | None = None) -> None:
@@ -101,15 +100,10 @@ class Evaluation(Lifecycle, Aggregate):
         self.metric_failures = metric_failures  # None in events recorded before metric failures were kept
         self.state = COMPLETED
 
-    @event("Failed")
-    def _failed(self, message: str, actor: dict[str, str]) -> None:
-        self.failure = message
-        self.state = FAILED
+    _failed = failed_event(FAILED)
 
     def cancel(self, actor: dict[str, str]) -> None:
         self._require(LIVE, "Only a queued or running evaluation can be cancelled: this one is {status}.")
         self._cancelled(actor=actor)
 
-    @event("Cancelled")
-    def _cancelled(self, actor: dict[str, str]) -> None:
-        self.state = CANCELLED
+    _cancelled = state_event("Cancelled", CANCELLED)

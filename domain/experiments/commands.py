@@ -21,6 +21,7 @@ from domain.runs import objectives
 from domain.runs.run_settings import ROUND_SETTINGS, RunSettings
 from domain.runs.settings import run_body_from_api
 from domain.runs.states import FINISHED_WITH_ADAPTER, RUNNING
+from domain.verity_parts import VerityParts
 from domain.written import Written
 
 EXPERIMENTS = Actor("system", "experiments", "Experiment")
@@ -37,10 +38,7 @@ def reward_line(scoring: dict[str, Any], main_metric: str, reward: dict[str, Any
     return f"Reward: {RewardConfig.from_dict(reward).label}"
 
 
-class ExperimentCommands(JobSteps):
-    _get: Any
-    _save: Any
-
+class ExperimentCommands(JobSteps, VerityParts):
     def get_experiment(self, org_id: UUID | None, experiment_id: UUID) -> Experiment:
         return self._get(Experiment, experiment_id, org_id, "experiment")
 
@@ -64,7 +62,7 @@ class ExperimentCommands(JobSteps):
     ) -> Written:
         """An experiment, queued. A reused baseline fixes the evaluation settings, and so the default reward; a
         reused adapter (`reused_run`) trains nothing, so it needs no RL plan, whatever objective trained it."""
-        project = self.get_project(org_id, project_id)  # type: ignore[attr-defined]
+        project = self.get_project(org_id, project_id)
         # RL needs the Pro plan; an experiment that trains nothing only needs a role that may launch.
         self._check_may_launch(org_id, role, objectives.RL if reused_run is None else "sft")  # type: ignore[attr-defined]
         errors: dict[str, str] = {}
@@ -184,7 +182,7 @@ class ExperimentCommands(JobSteps):
         from domain.runs.run import Run
 
         assert experiment.run_settings is not None
-        project = self.get_project(experiment.org_id, experiment.project_id)  # type: ignore[attr-defined]
+        project = self.get_project(experiment.org_id, experiment.project_id)
         settings = self._checked_settings(experiment.org_id, project, experiment.run_settings)  # type: ignore[attr-defined]
         run = Run(org_id=experiment.org_id, project_id=experiment.project_id, settings=settings,
                   model=project.model, actor=EXPERIMENTS.to_dict())

@@ -14,6 +14,7 @@ from domain.errors import IllegalTransition
 from domain.lifecycle import Lifecycle
 from domain.runs.run_settings import RunSettings
 from domain.runs.stored_settings import upcast_settings
+from domain.state_events import failed_event, state_event
 
 QUEUED, MEASURING, TRAINING, EVALUATING = "queued", "measuring", "training", "evaluating"
 COMPLETED, FAILED, STOPPED = "completed", "failed", "stopped"
@@ -149,15 +150,10 @@ class Experiment(Lifecycle, Aggregate):
         self.adapter_score = adapter_score
         self.state = COMPLETED
 
-    @event("Failed")
-    def _failed(self, message: str, actor: dict[str, str]) -> None:
-        self.failure = message
-        self.state = FAILED
+    _failed = failed_event(FAILED)
 
     def stop(self, actor: dict[str, str]) -> None:
         self._require(LIVE, "Only a live experiment can be stopped: this one is {status}.")
         self._stopped(actor=actor)
 
-    @event("Stopped")
-    def _stopped(self, actor: dict[str, str]) -> None:
-        self.state = STOPPED
+    _stopped = state_event("Stopped", STOPPED)

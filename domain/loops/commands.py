@@ -16,16 +16,14 @@ from domain.loops.loop import QUEUED, SCORE_COLUMNS, TRAINING, TrainingLoop
 from domain.loops.steps import JobSteps, LoopStep
 from domain.runs.run_settings import FIELDS_BY_NAME, RunSettings
 from domain.runs.states import FINISHED_WITH_ADAPTER, RUNNING
+from domain.verity_parts import VerityParts
 from domain.written import Written
 
 LOOPS = Actor("system", "loops", "Training loop")
 SEEDS = int(FIELDS_BY_NAME["seed"].maximum or 0) + 1  # a round's seed wraps round within the Seed field's bounds
 
 
-class LoopCommands(JobSteps):
-    _get: Any
-    _save: Any
-
+class LoopCommands(JobSteps, VerityParts):
     def get_loop(self, org_id: UUID | None, loop_id: UUID) -> TrainingLoop:
         return self._get(TrainingLoop, loop_id, org_id, "training loop")
 
@@ -47,7 +45,7 @@ class LoopCommands(JobSteps):
         benchmark_size: int = 64,
     ) -> Written:
         """A loop, queued; each round's run takes `draft`'s RL settings (its reward defaults to the benchmark's)."""
-        self.get_project(org_id, project_id)  # type: ignore[attr-defined]
+        self.get_project(org_id, project_id)
         self._check_may_launch(org_id, role)  # type: ignore[attr-defined]
         errors: dict[str, str] = {}
         if not name.strip():
@@ -70,7 +68,7 @@ class LoopCommands(JobSteps):
             draft = draft.with_values(reward={**MATH_PAIRS_SCORING, "metric": MATH_PAIRS_MAIN_METRIC})
         if errors:
             raise SettingsInvalid(errors)
-        project = self.get_project(org_id, project_id)  # type: ignore[attr-defined]
+        project = self.get_project(org_id, project_id)
         settings = self._checked_settings(org_id, project, draft.with_values(start_run=None))  # type: ignore[attr-defined]
         loop = TrainingLoop(
             org_id=org_id,
@@ -151,7 +149,7 @@ class LoopCommands(JobSteps):
         draft = saved.with_values(
             name=f"{loop.name} · round {number}", start_run=start_run, seed=(saved.seed + number - 1) % SEEDS
         )
-        project = self.get_project(loop.org_id, loop.project_id)  # type: ignore[attr-defined]
+        project = self.get_project(loop.org_id, loop.project_id)
         settings = self._checked_settings(loop.org_id, project, draft)  # type: ignore[attr-defined]
         run = Run(org_id=loop.org_id, project_id=loop.project_id, settings=settings, model=project.model,
                   actor=LOOPS.to_dict())

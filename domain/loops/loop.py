@@ -14,6 +14,7 @@ from domain.lifecycle import Lifecycle
 from domain.loops import rules
 from domain.runs.run_settings import RunSettings
 from domain.runs.stored_settings import upcast_settings
+from domain.state_events import failed_event, state_event
 
 QUEUED, TRAINING, BENCHMARKING = "queued", "training", "benchmarking"
 FAILED, STOPPED = "failed", "stopped"
@@ -149,15 +150,10 @@ class TrainingLoop(Lifecycle, Aggregate):
     def _ended(self, status: str, actor: dict[str, str]) -> None:
         self.state = status
 
-    @event("Failed")
-    def _failed(self, message: str, actor: dict[str, str]) -> None:
-        self.failure = message
-        self.state = FAILED
+    _failed = failed_event(FAILED)
 
     def stop(self, actor: dict[str, str]) -> None:
         self._require(LIVE, "Only a queued, training or benchmarking loop can be stopped: this one is {status}.")
         self._stopped(actor=actor)
 
-    @event("Stopped")
-    def _stopped(self, actor: dict[str, str]) -> None:
-        self.state = STOPPED
+    _stopped = state_event("Stopped", STOPPED)

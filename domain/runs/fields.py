@@ -60,12 +60,7 @@ class FieldSpec:
 
 
 def setting(
-    default: Any,
-    label: str,
-    kind: Kind,
-    minimum: float | None = None,
-    maximum: float | None = None,
-    **described: Any,
+    default: Any, label: str, kind: Kind, minimum: float | None = None, maximum: float | None = None, **described: Any
 ) -> Any:
     """A field of `RunSettings`: its default, and its description (a FieldSpec, named when `specs_of` reads it)."""
     spec = FieldSpec("", label, kind, default, minimum, maximum, **described)

@@ -36,6 +36,7 @@ from domain.runs.states import (
     status_line,
 )
 from domain.runs.stored_settings import upcast_settings
+from domain.state_events import failed_event, state_event
 
 
 class Run(RunProgress, RunMerges, Aggregate):
@@ -143,25 +144,19 @@ class Run(RunProgress, RunMerges, Aggregate):
         )
         self._deleted(actor=actor)
 
-    @event("Deleted")
-    def _deleted(self, actor: dict[str, str]) -> None:
-        self.state = DELETED
+    _deleted = state_event("Deleted", DELETED)
 
     def launch(self, actor: dict[str, str]) -> None:
         self._require((DRAFT,), "Only a draft can be launched: this run is {status}.")
         self._launched(actor=actor)
 
-    @event("Launched")
-    def _launched(self, actor: dict[str, str]) -> None:
-        self.state = QUEUED
+    _launched = state_event("Launched", QUEUED)
 
     def cancel(self, actor: dict[str, str]) -> None:
         self._require(RUNNING, "Only a queued or running run can be cancelled: this run is {status}.")
         self._cancelled(actor=actor)
 
-    @event("Cancelled")
-    def _cancelled(self, actor: dict[str, str]) -> None:
-        self.state = CANCELLED
+    _cancelled = state_event("Cancelled", CANCELLED)
 
     def check_retry(self) -> None:
         if self.state == ADAPTER_READY and self.stop is not None:
@@ -188,9 +183,7 @@ class Run(RunProgress, RunMerges, Aggregate):
     def _queued(self, actor: dict[str, str]) -> None:
         pass
 
-    @event("Preparing")
-    def _preparing(self, actor: dict[str, str]) -> None:
-        self.state = PREPARING
+    _preparing = state_event("Preparing", PREPARING)
 
     @event("RoundScored")
     def _round_scored(self, result: dict[str, Any], best_round: int, actor: dict[str, str]) -> None:
@@ -212,9 +205,7 @@ class Run(RunProgress, RunMerges, Aggregate):
         self.stop = {"reason": reason, "note": note, "after_round": after_round, "best_round": best_round}
         self.state = SAVING_ADAPTER
 
-    @event("SavingAdapter")
-    def _saving_adapter(self, actor: dict[str, str]) -> None:
-        self.state = SAVING_ADAPTER
+    _saving_adapter = state_event("SavingAdapter", SAVING_ADAPTER)
 
     @event("AdapterReady")
     def _adapter_ready(
@@ -228,14 +219,8 @@ class Run(RunProgress, RunMerges, Aggregate):
         }
         self.state = ADAPTER_READY
 
-    @event("Completed")
-    def _completed(self, actor: dict[str, str]) -> None:
-        self.state = COMPLETED
-
-    @event("Failed")
-    def _failed(self, message: str, actor: dict[str, str]) -> None:
-        self.failure = message
-        self.state = FAILED
+    _completed = state_event("Completed", COMPLETED)
+    _failed = failed_event(FAILED)
 
     @event("TrialReported")
     def _trial_reported(self, report: dict[str, Any], actor: dict[str, str]) -> None:

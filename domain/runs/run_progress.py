@@ -12,15 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from domain.errors import IllegalTransition
 from domain.runs import messages, objectives
-from domain.runs.states import (
-    ADAPTER_READY,
-    FAILED,
-    PREPARING,
-    QUEUED,
-    RUNNING,
-    SAVING_ADAPTER,
-    TRAINING,
-)
+from domain.runs.states import ADAPTER_READY, FAILED, PREPARING, QUEUED, RUNNING, SAVING_ADAPTER, TRAINING
 
 Recorder = Callable[..., None]
 

@@ -8,9 +8,9 @@ from uuid import UUID
 
 import pytest
 from consoles import ClientConsole, Served, client_console, served_console
+from rounds import scored_round
 
 from domain.actors import Actor
-from domain.runs.progress import RoundResult
 from verity.config import Settings
 
 OWNER = Actor("person", "owner@localhost", "owner@localhost")
@@ -39,27 +39,13 @@ class Console(ClientConsole):
         return page["next_after"]
 
     def score_round(self, run_id: UUID, number: int, reward: float | None, validation: float) -> None:
-        """A round as the trainer reports it, recorded the way the jobs will record it."""
-        result = RoundResult(
-            round_number=number,
-            validation_reward=validation,
-            reward=reward,
-            signal=None if number == 0 else 0.62,
-            cut_off=None if number == 0 else 0.02,
-            graded_answers=0 if number == 0 else 128,
-            updated=number > 0,
-            loss=None if number == 0 else 0.012,
-            sampling_seconds=0.0 if number == 0 else 81.2,
-            grading_seconds=0.0 if number == 0 else 2.1,
-            update_seconds=0.0 if number == 0 else 64.0,
-            validation_seconds=9.5,
-        )
-        self.verity.record_round_scored(run_id, result)
+        """A round as the trainer reports it (round 0 with no `reward`), recorded the way the jobs will record it."""
+        self.verity.record_round_scored(run_id, scored_round(number, validation, reward=reward, graded_answers=128))
 
 
 def _console(settings: Settings) -> Iterator[Console]:
     launched: list[UUID] = []
-    with client_console(settings, Console, launched.append, launched=launched) as console:
+    with client_console(settings, Console, {"launch": launched.append}, launched=launched) as console:
         yield console
 
 

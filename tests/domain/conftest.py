@@ -7,6 +7,7 @@ from typing import Any
 from uuid import UUID
 
 import pytest
+from rounds import TINY_MODEL_ROUND, scored_round
 
 from domain.actors import Actor
 from domain.application import Verity
@@ -27,21 +28,14 @@ def draft(kind: str = "full", **rl: Any) -> RunSettings:
 
 
 def scored(number: int, validation: float, *, signal: float = 0.5, reward: float = 0.4) -> RoundResult:
-    if number == 0:
-        return RoundResult(0, validation, validation_seconds=1.0)
-    return RoundResult(
+    """A round of the tiny model; one with no `signal` scored every answer `reward` (and made no update)."""
+    return scored_round(
         number,
         validation,
+        TINY_MODEL_ROUND,
         reward=reward,
         signal=signal,
-        cut_off=0.0,
         updated=signal > 0,
-        loss=0.01,
-        sampling_seconds=2.0,
-        grading_seconds=0.5,
-        update_seconds=1.5,
-        validation_seconds=1.0,
-        graded_answers=64,
         uniform_value=reward if signal == 0 else None,
     )
 
@@ -101,8 +95,3 @@ def draft_fixture():
 @pytest.fixture(name="scored")
 def scored_fixture():
     return scored
-
-
-@pytest.fixture
-def owner() -> Actor:
-    return OWNER

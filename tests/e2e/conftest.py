@@ -170,6 +170,13 @@ class Site:
 
         return self.wait(run_id, inside, timeout)
 
+    def training_run(self, rounds: int, round_number: int = 1) -> UUID:
+        """A run of `rounds` rounds, saved, launched and inside round `round_number`."""
+        run_id = self.save(rounds=rounds)
+        self.launch(run_id)
+        self.wait_training(run_id, round_number=round_number)
+        return run_id
+
 
 def _serve(settings: Settings, config: JobsConfig, on_child=None) -> Iterator[Site]:
     apply_migrations(settings)

@@ -60,9 +60,7 @@ def the_trainer(children: list[subprocess.Popen], site: Site) -> subprocess.Pope
 def test_cancel_in_the_middle_of_a_round_stops_the_trainer_and_retry_starts_again_from_round_1(
     embedded: Site, trainer_children: list[subprocess.Popen]
 ) -> None:
-    run_id = embedded.save(rounds=30)
-    embedded.launch(run_id)
-    embedded.wait_training(run_id, round_number=1)
+    run_id = embedded.training_run(rounds=30)
 
     cancelled = embedded.client.post(f"/api/runs/{run_id}/cancel")
 
@@ -86,9 +84,7 @@ def test_cancel_in_the_middle_of_a_round_stops_the_trainer_and_retry_starts_agai
 def test_a_trainer_killed_by_the_host_ends_its_run_with_a_failure_that_says_so(
     embedded: Site, trainer_children: list[subprocess.Popen]
 ) -> None:
-    run_id = embedded.save(rounds=30)
-    embedded.launch(run_id)
-    embedded.wait_training(run_id, round_number=1)
+    run_id = embedded.training_run(rounds=30)
 
     os.kill(the_trainer(trainer_children, embedded).pid, signal.SIGKILL)  # as the kernel's OOM killer would
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pytest
@@ -19,20 +20,19 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.slow
 
 
-def scaled(limit_seconds: float) -> JobsConfig:
-    """Fast timings where a Time limit of 0.1 hours (360 s) lasts `limit_seconds`."""
-    return JobsConfig(
-        heartbeat_seconds=0.5,
-        stale_after_seconds=4.0,
-        reconcile_every_seconds=1.0,
-        cancel_poll_seconds=0.5,
+@pytest.fixture
+def jobs_config(jobs_config: JobsConfig, request: pytest.FixtureRequest) -> JobsConfig:
+    """conftest's fast timings, where a Time limit of 0.1 hours (360 s) lasts the test's parameter in seconds,
+    with a watchdog grace of 3 s and the product's requeue time."""
+    return replace(
+        jobs_config,
         watchdog_grace_seconds=3.0,
-        terminate_grace_seconds=3.0,
-        time_limit_scale=limit_seconds / 360,
+        requeue_after_seconds=JobsConfig().requeue_after_seconds,
+        time_limit_scale=request.param / 360,
     )
 
 
-@pytest.mark.parametrize("jobs_config", [scaled(180 + 30)])  # training must stop 30 s after launch
+@pytest.mark.parametrize("jobs_config", [180 + 30], indirect=True)  # training must stop 30 s after launch
 def test_a_deadline_that_passes_mid_round_stops_the_run_and_keeps_its_best_adapter(embedded: Site) -> None:
     run_id = embedded.save(rounds=500, time_limit_hours=0.1)
     embedded.launch(run_id)
@@ -48,7 +48,7 @@ def test_a_deadline_that_passes_mid_round_stops_the_run_and_keeps_its_best_adapt
     assert [e["event_type"] for e in embedded.timeline(run_id)][-2:] == ["Stopped", "AdapterReady"]
 
 
-@pytest.mark.parametrize("jobs_config", [scaled(8)])
+@pytest.mark.parametrize("jobs_config", [8], indirect=True)
 def test_a_trainer_that_hangs_is_stopped_by_the_watchdog_after_the_time_limit(
     embedded: Site, trainer_children: list[subprocess.Popen]
 ) -> None:

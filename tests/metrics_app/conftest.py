@@ -4,50 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from uuid import UUID
 
 import pytest
-from litestar.testing import TestClient
+from consoles import ClientConsole, client_console
 
-from app.auth.testing import sign_in_as
-from app.factory import create_app
-from domain.application import Verity
-from projections.runner import ProjectionRunner
 from projections.store import TableReadModels
 from verity.config import Settings
 from verity.storage import FileStorage, open_storage
-from verity.wiring import build_application, build_read_models, ensure_default_organization
 
 
 @dataclass
-class Console:
-    client: TestClient
-    verity: Verity
+class Console(ClientConsole):
     read_models: TableReadModels
     storage: FileStorage
-    org_id: UUID
-    project_id: UUID
-
-    def settle(self) -> None:
-        assert self.read_models.wait_for(self.log_position(), timeout=10), "the read models did not catch up"
-
-    def log_position(self) -> int:
-        return self.verity.recorder.max_notification_id() or 0
-
-
-def _console(settings: Settings) -> Iterator[Console]:
-    verity = build_application(settings)
-    read_models = build_read_models(settings)
-    org_id, project_id = ensure_default_organization(settings, verity, read_models)
-    runner = ProjectionRunner(verity, read_models)
-    runner.run_once()
-    storage = open_storage(settings)
-    app = create_app(verity, read_models, runner=runner, storage=storage, debug=True)
-    with TestClient(app) as client:
-        sign_in_as(client, verity, read_models, org_id)  # the owner of Default, with a session and a CSRF header
-        yield Console(client, verity, read_models, storage, org_id, project_id)
 
 
 @pytest.fixture
 def console(sqlite_settings: Settings) -> Iterator[Console]:
-    yield from _console(sqlite_settings)
+    with client_console(sqlite_settings, Console, storage=open_storage(sqlite_settings)) as console:
+        yield console

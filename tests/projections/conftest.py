@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from uuid import UUID
 
 import pytest
+from consoles import default_organization
+from rounds import scored_round
 
 from domain.actors import Actor
 from domain.application import Verity
@@ -15,7 +17,6 @@ from domain.runs.settings import run_body_from_api
 from projections.runner import ProjectionRunner
 from projections.store import TableReadModels
 from verity.config import Settings
-from verity.wiring import build_application, build_read_models, ensure_default_organization
 
 OWNER = Actor("person", "owner@localhost", "owner@localhost")
 
@@ -41,21 +42,12 @@ class Stack:
 
 
 def round_result(number: int, validation: float) -> RoundResult:
-    if number == 0:
-        return RoundResult(0, validation, validation_seconds=9.5)
-    return RoundResult(
+    return scored_round(
         number,
         validation,
         reward=0.41,
-        signal=0.62,
-        cut_off=0.02,
         metric_failures=number % 2,
         updated=number % 3 != 0,
-        loss=0.012,
-        sampling_seconds=81.2,
-        grading_seconds=2.1,
-        update_seconds=64.0,
-        validation_seconds=9.5,
         mean_answer_tokens=120.5,
         token_entropy=0.8,
         peak_memory_bytes=2**30,
@@ -69,9 +61,7 @@ def settings(request) -> Settings:
 
 @pytest.fixture
 def stack(settings) -> Iterator[Stack]:
-    verity = build_application(settings)
-    read_models = build_read_models(settings)
-    org_id, project_id = ensure_default_organization(settings, verity, read_models)
+    verity, read_models, org_id, project_id = default_organization(settings)
     runner = ProjectionRunner(verity, read_models)
     yield Stack(settings, verity, read_models, runner, org_id, project_id)
     runner.stop()
@@ -84,8 +74,3 @@ def stack(settings) -> Iterator[Stack]:
 @pytest.fixture(name="round_result")
 def round_result_fixture():
     return round_result
-
-
-@pytest.fixture
-def owner() -> Actor:
-    return OWNER

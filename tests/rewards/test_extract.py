@@ -9,16 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from domain.rewards.extract import (
-    answer_region,
-    final_number,
-    gsm8k_marked_number,
-    gsm8k_reference_number,
-    has_reasoning_format,
-    last_boxed,
-    normalize_math,
-    plain_number,
-)
+from domain.rewards import extract
 
 
 @pytest.mark.parametrize(
@@ -34,7 +25,7 @@ from domain.rewards.extract import (
     ],
 )
 def test_the_final_number_of_a_text(text, number):
-    assert final_number(text) == number
+    assert extract.final_number(text) == number
 
 
 @pytest.mark.parametrize(
@@ -43,40 +34,40 @@ def test_the_final_number_of_a_text(text, number):
      ("80 km/h", None), ("1,25", None), ("nan", None), ("inf", None), ("", None)],
 )  # fmt: skip
 def test_a_plain_number_is_the_whole_text(text, number):
-    assert plain_number(text) == number
+    assert extract.plain_number(text) == number
 
 
 def test_gsm8k_numbers():
-    assert gsm8k_reference_number("48/2 = 24\n#### 72") == 72
-    assert gsm8k_reference_number("#### $1,000") == 1000
-    assert gsm8k_reference_number("72") == 72
-    assert gsm8k_reference_number("about 72") is None
-    assert gsm8k_marked_number("work...\n#### 72.\nDone") == 72
-    assert gsm8k_marked_number("no mark, 72") is None
+    assert extract.gsm8k_reference_number("48/2 = 24\n#### 72") == 72
+    assert extract.gsm8k_reference_number("#### $1,000") == 1000
+    assert extract.gsm8k_reference_number("72") == 72
+    assert extract.gsm8k_reference_number("about 72") is None
+    assert extract.gsm8k_marked_number("work...\n#### 72.\nDone") == 72
+    assert extract.gsm8k_marked_number("no mark, 72") is None
 
 
 def test_the_last_boxed_content_with_balanced_braces():
-    assert last_boxed("\\boxed{\\frac{1}{2}} and later \\boxed{ {3} }") == " {3} "
-    assert last_boxed("\\fbox{7}") == "7"
-    assert last_boxed("\\boxed{1} then \\boxed{2") == "1"
-    assert last_boxed("no box") is None
+    assert extract.last_boxed("\\boxed{\\frac{1}{2}} and later \\boxed{ {3} }") == " {3} "
+    assert extract.last_boxed("\\fbox{7}") == "7"
+    assert extract.last_boxed("\\boxed{1} then \\boxed{2") == "1"
+    assert extract.last_boxed("no box") is None
 
 
 def test_normalised_math_answers():
-    assert normalize_math("\\dfrac12") == normalize_math("\\frac{1}{2}")
-    assert normalize_math(" 1,000.50 ") == "1000.5"
-    assert normalize_math("x = \\text{5}") == "5"
-    assert normalize_math("90^\\circ") == "90"
-    assert normalize_math("-0.0") == "0"
-    assert normalize_math("\\sqrt2") == "\\sqrt{2}"
-    assert normalize_math(".5x") == "0.5x"
+    assert extract.normalize_math("\\dfrac12") == extract.normalize_math("\\frac{1}{2}")
+    assert extract.normalize_math(" 1,000.50 ") == "1000.5"
+    assert extract.normalize_math("x = \\text{5}") == "5"
+    assert extract.normalize_math("90^\\circ") == "90"
+    assert extract.normalize_math("-0.0") == "0"
+    assert extract.normalize_math("\\sqrt2") == "\\sqrt{2}"
+    assert extract.normalize_math(".5x") == "0.5x"
 
 
 def test_the_reasoning_shape_and_where_the_answer_is_read():
-    assert has_reasoning_format("<think>a\nb</think>\n<answer>c</answer>")
-    assert not has_reasoning_format("<think>a</think>")
-    assert answer_region("<answer>1</answer> and <answer>2</answer>") == "2"
-    assert answer_region("just 3") == "just 3"
+    assert extract.has_reasoning_format("<think>a\nb</think>\n<answer>c</answer>")
+    assert not extract.has_reasoning_format("<think>a</think>")
+    assert extract.answer_region("<answer>1</answer> and <answer>2</answer>") == "2"
+    assert extract.answer_region("just 3") == "just 3"
 
 
 @pytest.mark.parametrize(

@@ -12,21 +12,14 @@ from dataclasses import dataclass
 from uuid import UUID
 
 import pytest
-from consoles import jobs_following_the_log
-from litestar.testing import TestClient
+from consoles import ClientConsole, client_console
+from rounds import scored_round
 
-from app.auth.testing import sign_in_as
-from app.factory import create_app
-from app.shell.jobs import JOBS
 from domain.actors import Actor
-from domain.application import Verity
-from domain.runs.progress import RoundResult, TrialReport
+from domain.runs.progress import TrialReport
 from domain.runs.settings import run_body_from_api
-from projections.runner import ProjectionRunner
-from projections.store import ReadModels
 from verity.config import Settings
 from verity.storage import LocalStorage, open_storage
-from verity.wiring import build_application, build_read_models, ensure_default_organization
 
 OWNER = Actor("person", "owner@localhost", "owner@localhost")
 HTMX = {"HX-Request": "true"}
@@ -42,16 +35,25 @@ class SentMerges(list):
             raise ConnectionError("the broker is out of reach")
         super().append(run_id)
 MATH_PAIRS = {"preset": "verifiable", "metric": "math_pairs", "synthetic_prompts": 64, "format_bonus": True}
+# The figures the parts show for each round after round 0: a quick round of updates on a few answers.
+QUICK_ROUND = {
+    "signal": 0.5,
+    "cut_off": 0.25,
+    "graded_answers": 3,
+    "updated": True,
+    "loss": 0.02,
+    "sampling_seconds": 3.0,
+    "grading_seconds": 0.5,
+    "update_seconds": 2.0,
+    "validation_seconds": 1.0,
+    "mean_answer_tokens": 9.0,
+    "token_entropy": 1.1,
+}
 
 
 @dataclass
-class Page:
-    client: TestClient
-    verity: Verity
-    read_models: ReadModels
+class Page(ClientConsole):
     storage: LocalStorage
-    org_id: UUID
-    project_id: UUID
     merged: SentMerges
 
     def finished_run(self) -> UUID:
@@ -71,50 +73,22 @@ class Page:
         return run_id
 
     def score(self, run_id: UUID, number: int, reward: float | None, validation: float) -> None:
-        self.verity.record_round_scored(
-            run_id,
-            RoundResult(
-                round_number=number,
-                validation_reward=validation,
-                reward=reward,
-                signal=None if number == 0 else 0.5,
-                cut_off=None if number == 0 else 0.25,
-                graded_answers=0 if number == 0 else 3,
-                updated=number > 0,
-                loss=None if number == 0 else 0.02,
-                sampling_seconds=0.0 if number == 0 else 3.0,
-                grading_seconds=0.0 if number == 0 else 0.5,
-                update_seconds=0.0 if number == 0 else 2.0,
-                validation_seconds=1.0,
-                mean_answer_tokens=None if number == 0 else 9.0,
-                token_entropy=None if number == 0 else 1.1,
-                accuracy=None if number == 0 else reward,
-            ),
-        )
+        """A round (round 0 with no `reward`) as the trainer reports it, recorded the way the jobs record it."""
+        result = scored_round(number, validation, QUICK_ROUND, reward=reward, accuracy=reward)
+        self.verity.record_round_scored(run_id, result)
 
     def rollouts(self, run_id: UUID, number: int, lines: list[dict]) -> None:
         staged = self.storage.stage(f"runs/{run_id}/rollouts/round-{number:03d}.jsonl")
         staged.write("".join(json.dumps(line) + "\n" for line in lines).encode())
         staged.commit()
 
-    def settle(self) -> None:
-        assert self.read_models.wait_for(self.verity.recorder.max_notification_id() or 0, timeout=10)
-
 
 @pytest.fixture
 def page(sqlite_settings: Settings) -> Iterator[Page]:
-    verity = build_application(sqlite_settings)
-    read_models = build_read_models(sqlite_settings)
-    org_id, project_id = ensure_default_organization(sqlite_settings, verity, read_models)
-    runner = ProjectionRunner(verity, read_models)
-    runner.run_once()
+    merged = SentMerges()  # the jobs follow the event log and send each merge here
     storage = open_storage(sqlite_settings)
-    merged = SentMerges()
-    app = create_app(verity, read_models, runner=runner, storage=storage, debug=True)
-    with jobs_following_the_log(sqlite_settings, verity, merge=merged.append) as jobs, TestClient(app) as client:
-        app.state[JOBS] = jobs  # the jobs follow the event log and send each merge to `merged`
-        sign_in_as(client, verity, read_models, org_id)
-        yield Page(client, verity, read_models, storage, org_id, project_id, merged)
+    with client_console(sqlite_settings, Page, {"merge": merged.append}, storage, merged=merged) as page:
+        yield page
 
 
 def rollout_line(prompt: str, answers: list[tuple[str, float, bool, str | None]]) -> dict:

@@ -3,9 +3,11 @@ the messages of its settings and of Start from, Retry and Duplicate, and the pag
 
 from __future__ import annotations
 
-from uuid import UUID, uuid4
+from uuid import UUID
 
 import pytest
+from consoles import default_organization
+from dataset_versions import recorded_version
 from litestar.testing import TestClient
 
 from app.auth.testing import sign_in_as
@@ -17,7 +19,6 @@ from domain.runs.progress import RoundResult, StepLog
 from domain.runs.run_settings import RunSettings
 from domain.runs.settings import run_body_from_api
 from projections.runner import ProjectionRunner
-from verity.wiring import build_application, build_read_models, ensure_default_organization
 
 OWNER = Actor("person", "owner@localhost", "owner@localhost")
 HTMX = {"HX-Request": "true"}
@@ -47,10 +48,7 @@ def world(plan: str = "free") -> tuple[Verity, UUID, UUID, UUID]:
     org_id = verity.create_organization("Acme", plan, OWNER).id
     project_id = verity.create_project(org_id, "Demo", "tiny-math", None, False, OWNER).id
     dataset_id = verity.create_dataset(org_id, "math", OWNER).id
-    version = verity.record_dataset_version(
-        org_id, dataset_id, version_id=uuid4(), storage_key="datasets/chats",
-        split_counts={"train": 64, "validation": 16, "test": 0}, shape="messages", has_images=False, actor=OWNER,
-    ).id
+    version = recorded_version(verity, org_id, dataset_id, OWNER, storage_key="datasets/chats", train=64, validation=16)
     return verity, org_id, project_id, version
 
 
@@ -147,14 +145,9 @@ def test_retry_and_duplicate_keep_a_head_runs_settings():
 
 
 def test_the_console_names_head_runs_and_the_form_says_what_head_does(sqlite_settings):
-    verity = build_application(sqlite_settings)
-    read_models = build_read_models(sqlite_settings)
-    org_id, project_id = ensure_default_organization(sqlite_settings, verity, read_models)
+    verity, read_models, org_id, project_id = default_organization(sqlite_settings)
     dataset_id = verity.create_dataset(org_id, "math", OWNER).id
-    version = verity.record_dataset_version(
-        org_id, dataset_id, version_id=uuid4(), storage_key="datasets/chats",
-        split_counts={"train": 8, "validation": 2, "test": 0}, shape="messages", has_images=False, actor=OWNER,
-    ).id
+    version = recorded_version(verity, org_id, dataset_id, OWNER, storage_key="datasets/chats")
     run_id = finished(verity, org_id, project_id, run_body_from_api(body("head", version, "head on chats")))
     app = create_app(verity, read_models, runner=ProjectionRunner(verity, read_models), debug=True)
     with TestClient(app) as client:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from uuid import uuid4
+from dataset_versions import recorded_version
 
 from domain.actors import Actor
 from domain.application import Verity
@@ -18,10 +18,7 @@ def test_step_records_become_steps_and_the_run_completes_with_its_adapter():
     org_id = verity.create_organization("Acme", "free", OWNER).id
     project_id = verity.create_project(org_id, "Demo", "tiny-math", None, False, OWNER).id
     dataset_id = verity.create_dataset(org_id, "math", OWNER).id
-    version_id = verity.record_dataset_version(
-        org_id, dataset_id, version_id=uuid4(), storage_key="datasets/m",
-        split_counts={"train": 8, "validation": 2, "test": 0}, shape="messages", has_images=False, actor=OWNER,
-    ).id
+    version_id = recorded_version(verity, org_id, dataset_id, OWNER, storage_key="datasets/m")
     draft = run_body_from_api({"name": "sft", "dataset_version": str(version_id), "training": {"objective": "sft"}})
     run_id = verity.save_run(org_id, project_id, draft, OWNER).id
     verity.launch_run(org_id, run_id, OWNER, "member")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import re
 from html import unescape
-from uuid import uuid4
 
+from consoles import default_organization
+from dataset_versions import recorded_version
 from litestar.testing import TestClient
 
 from app.auth.testing import sign_in_as
@@ -15,21 +16,15 @@ from domain.actors import Actor
 from domain.runs.progress import StepLog
 from domain.runs.settings import run_body_from_api
 from projections.runner import ProjectionRunner
-from verity.wiring import build_application, build_read_models, ensure_default_organization
 
 OWNER = Actor("person", "owner@localhost", "owner@localhost")
 HTMX = {"HX-Request": "true"}
 
 
 def test_an_sft_runs_page_charts_its_loss_and_lists_its_steps_while_live(sqlite_settings):
-    verity = build_application(sqlite_settings)
-    read_models = build_read_models(sqlite_settings)
-    org_id, project_id = ensure_default_organization(sqlite_settings, verity, read_models)
+    verity, read_models, org_id, project_id = default_organization(sqlite_settings)
     dataset_id = verity.create_dataset(org_id, "math", OWNER).id
-    version_id = verity.record_dataset_version(
-        org_id, dataset_id, version_id=uuid4(), storage_key="datasets/m",
-        split_counts={"train": 8, "validation": 2, "test": 0}, shape="messages", has_images=False, actor=OWNER,
-    ).id
+    version_id = recorded_version(verity, org_id, dataset_id, OWNER, storage_key="datasets/m")
     body = {"name": "sft", "dataset_version": str(version_id), "training": {"objective": "sft"}}
     run_id = verity.save_run(org_id, project_id, run_body_from_api(body), OWNER).id
     verity.launch_run(org_id, run_id, OWNER, "member")

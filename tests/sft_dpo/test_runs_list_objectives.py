@@ -5,6 +5,8 @@ from __future__ import annotations
 from uuid import uuid4
 
 import pytest
+from consoles import default_organization
+from dataset_versions import recorded_version
 
 from domain.actors import Actor
 from domain.errors import SettingsInvalid
@@ -12,24 +14,15 @@ from domain.runs.progress import RoundResult, StepLog
 from domain.runs.settings import run_body_from_api
 from projections.rebuild import rebuild_all
 from projections.runner import ProjectionRunner
-from verity.wiring import build_application, build_read_models, ensure_default_organization
 
 OWNER = Actor("person", "owner@localhost", "owner@localhost")
 
 
 def test_the_runs_list_shows_each_objective_and_an_sft_runs_steps(sqlite_settings):
-    verity = build_application(sqlite_settings)
-    read_models = build_read_models(sqlite_settings)
-    org_id, project_id = ensure_default_organization(sqlite_settings, verity, read_models)
+    verity, read_models, org_id, project_id = default_organization(sqlite_settings)
     dataset_id = verity.create_dataset(org_id, "math", OWNER).id
-    messages_version = verity.record_dataset_version(
-        org_id, dataset_id, version_id=uuid4(), storage_key="datasets/m",
-        split_counts={"train": 8, "validation": 2, "test": 0}, shape="messages", has_images=False, actor=OWNER,
-    ).id
-    pairs_version = verity.record_dataset_version(
-        org_id, dataset_id, version_id=uuid4(), storage_key="datasets/p",
-        split_counts={"train": 8, "validation": 2, "test": 0}, shape="preference", has_images=False, actor=OWNER,
-    ).id
+    messages_version = recorded_version(verity, org_id, dataset_id, OWNER, storage_key="datasets/m")
+    pairs_version = recorded_version(verity, org_id, dataset_id, OWNER, storage_key="datasets/p", shape="preference")
 
     def save(body: dict) -> object:
         return verity.save_run(org_id, project_id, run_body_from_api(body), OWNER).id
@@ -68,17 +61,12 @@ def test_the_runs_list_shows_each_objective_and_an_sft_runs_steps(sqlite_setting
 
 
 def test_an_sft_run_speaks_of_steps_and_its_last_steps_adapter(sqlite_settings):
-    verity = build_application(sqlite_settings)
-    read_models = build_read_models(sqlite_settings)
-    org_id, project_id = ensure_default_organization(sqlite_settings, verity, read_models)
+    verity, read_models, org_id, project_id = default_organization(sqlite_settings)
     dataset_id = verity.create_dataset(org_id, "math", OWNER).id
 
     def version(validation: int) -> object:
-        return verity.record_dataset_version(
-            org_id, dataset_id, version_id=uuid4(), storage_key=f"datasets/{uuid4()}",
-            split_counts={"train": 8, "validation": validation, "test": 0}, shape="messages", has_images=False,
-            actor=OWNER,
-        ).id
+        key = f"datasets/{uuid4()}"
+        return recorded_version(verity, org_id, dataset_id, OWNER, storage_key=key, validation=validation)
 
     no_validation = version(0)
     body = {"name": "sft", "dataset_version": str(no_validation), "training": {"objective": "sft"}}

@@ -40,12 +40,19 @@ def jump_after_round(clock: SkewedClock, round_number: int, to_seconds_before_de
     return emit
 
 
-def test_a_later_round_that_would_not_end_in_time_does_not_start(run_spec, tmp_path, records):
+def run_jumping_after_round_1(run_spec, tmp_path, records, to_seconds_before_deadline: float):
+    """Run SMALL with an hour to its deadline, its clock jumping to `to_seconds_before_deadline` once round 1 is
+    scored; assert it kept an adapter, and return its spec."""
     deadline = time.time() + 3600
     spec = run_spec(tmp_path, deadline=deadline, **SMALL)
     clock = SkewedClock()
-    jump = jump_after_round(clock, 1, to_seconds_before_deadline=121, deadline=deadline)
+    jump = jump_after_round(clock, 1, to_seconds_before_deadline=to_seconds_before_deadline, deadline=deadline)
     assert run(spec, emit=lambda r: (jump(r), records(r)), clock=clock)
+    return spec
+
+
+def test_a_later_round_that_would_not_end_in_time_does_not_start(run_spec, tmp_path, records):
+    run_jumping_after_round_1(run_spec, tmp_path, records, to_seconds_before_deadline=121)
 
     assert records.types == ["prepared", "round_scored", "round_scored", "stopped", "adapter_saved", "completed"]
     stopped = records.of("stopped")[0]
@@ -54,12 +61,8 @@ def test_a_later_round_that_would_not_end_in_time_does_not_start(run_spec, tmp_p
 
 
 def test_a_round_still_running_three_minutes_before_the_limit_is_stopped_and_lost(run_spec, tmp_path, records):
-    deadline = time.time() + 3600
-    spec = run_spec(tmp_path, deadline=deadline, **SMALL)
-    clock = SkewedClock()
     # 150 s before the limit, round 2 may start (1.25 × a few seconds + 120 s fit) but is past the 3-minute mark
-    jump = jump_after_round(clock, 1, to_seconds_before_deadline=150, deadline=deadline)
-    assert run(spec, emit=lambda r: (jump(r), records(r)), clock=clock)
+    spec = run_jumping_after_round_1(run_spec, tmp_path, records, to_seconds_before_deadline=150)
 
     assert records.of("stopped")[0].after_round == 1
     assert [r.round for r in records.of("round_scored")] == [0, 1]
