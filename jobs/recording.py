@@ -49,6 +49,8 @@ def round_result(record: progress.RoundScored) -> RoundResult:
         token_entropy=record.token_entropy,
         peak_memory_bytes=record.peak_memory_bytes,
         accuracy=record.accuracy,
+        checkpoint_sha256=record.checkpoint_sha256,
+        checkpoint_seconds=record.checkpoint_seconds,
         # every answer of a round that taught nothing scored alike, so their mean is that score
         uniform_value=record.reward if record.round > 0 and not record.signal else None,
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -18,6 +19,7 @@ from domain.rewards.types import Grader
 from domain.runs import messages
 from domain.runs.time_limit import may_start_round, must_stop_running_round
 from trainer.backends import BackendFactory, make_backend
+from trainer.checkpoint import resume_from_checkpoint, write_checkpoint
 from trainer.endings import ROUND_CUT_SHORT, Ending, end_round_cut_short, finish, stop, too_many_metric_failures
 from trainer.failures import RoundInterrupted, RunFailed
 from trainer.model_loading import PolicyUnloadable, StartAdapterMismatch, load_policy, load_tokenizer, peak_memory_bytes
@@ -80,8 +82,12 @@ def run(
 def _run(spec: RunSpec, emit: Emit, grader: Grader, clock: Clock, backend_factory: BackendFactory) -> bool:
     setup, end = _prepare(spec, emit, grader, clock, backend_factory)
     state = RunState()
-    last_seconds = PhaseSeconds(validation=_round_zero(setup, end, state))
-    for round_number in range(1, spec.rounds + 1):
+    if spec.resume is not None:  # round 0 and the rounds up to the checkpoint's are recorded already
+        resume_from_checkpoint(setup, state, end.storage, spec.resume)
+        last_seconds, first_round = PhaseSeconds(), spec.resume.round + 1
+    else:
+        last_seconds, first_round = PhaseSeconds(validation=_round_zero(setup, end, state)), 1
+    for round_number in range(first_round, spec.rounds + 1):
         if not may_start_round(round_number, clock(), spec.deadline, state.slowest_round_seconds):
             return stop(end, state, "time_limit", None, None)
         round_started = clock()
@@ -95,6 +101,9 @@ def _run(spec: RunSpec, emit: Emit, grader: Grader, clock: Clock, backend_factor
         state.rounds_done = round_number
         last_seconds = record.seconds
         write_rollouts(spec, end.storage, round_number, scored)
+        if not spec.trial:  # a trial's one round is never resumed
+            written = write_checkpoint(setup, state, round_number, end.storage)
+            record = replace(record, checkpoint_sha256=written.sha256, checkpoint_seconds=written.seconds)
         emit(record)
         log.info(record.log_line())
     return finish(end, state, last_seconds)

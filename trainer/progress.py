@@ -3,7 +3,8 @@
 Every record has a `type`. In the order a run writes them:
 
 - `prepared`: the rows fit, the reward works, the model is loaded.
-- `round_scored`: round 0 (validation only), then one per finished round.
+- `round_scored`: round 0 (validation only), then one per finished round, with its checkpoint's sha256 (a
+  resumed run starts with the round after the one it resumes from).
 - `step_logged`: SFT and DPO instead of rounds: one per optimizer step, with the validation loss at each epoch's end.
 - `stopped`: the run ended early and keeps its best adapter (time_limit, metric_failures, out_of_memory), with the
   product's note and log line. Written before the adapter is saved.
@@ -68,6 +69,9 @@ class RoundScored:
     token_entropy: float | None
     peak_memory_bytes: int
     accuracy: float | None = None  # mean "correct" part of the answers, for a reward with parts (001's Accuracy)
+    # the round's checkpoint (trainer/checkpoint.py): its sha256, which a resumed run checks, and its writing time
+    checkpoint_sha256: str | None = None
+    checkpoint_seconds: float | None = None
 
     def log_line(self) -> str:
         """The Training logs line, exactly as PRODUCT.md gives it.

@@ -3,7 +3,8 @@ the slowest round (the time-limit rule's guess at the next one) and whether any 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import torch
 
@@ -23,6 +24,16 @@ class RunState:
     slowest_round_seconds: float = 0.0
     rounds_with_signal: int = 0
     uniform_values: set[float] = field(default_factory=set)  # the rewards of rounds that had nothing to learn from
+
+    def to_checkpoint(self) -> dict[str, Any]:
+        """Every field, as a checkpoint stores it (trainer/checkpoint.py)."""
+        values = asdict(self)
+        values["uniform_values"] = sorted(self.uniform_values)
+        return values
+
+    def restore(self, values: dict[str, Any]) -> None:
+        for name, value in values.items():
+            setattr(self, name, set(value) if name == "uniform_values" else value)
 
     def keep_starting_adapter(self, validation_reward: float, policy: Policy) -> None:
         """Round 0: the starting adapter is the best so far, whatever it scored."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import torch
 
@@ -45,6 +45,12 @@ class SamplingBackend(Protocol):
     def adapter_changed(self) -> None:
         """The adapter's weights changed: the next sample must use the new ones."""
         ...
+
+    def random_state(self) -> Any:
+        """The sampling generator's state, for a checkpoint."""
+        ...
+
+    def restore_random_state(self, state: Any) -> None: ...
 
 
 def split_answer(generated: Sequence[int], end_ids: set[int], max_answer_tokens: int) -> SampledAnswer:
@@ -89,6 +95,12 @@ class TransformersBackend:
 
     def adapter_changed(self) -> None:
         """Nothing to do: generation reads the adapter's live weights."""
+
+    def random_state(self) -> torch.Tensor:
+        return self.generator.get_state()
+
+    def restore_random_state(self, state: torch.Tensor) -> None:
+        self.generator.set_state(state)
 
     def sample(self, prompts, answers_per_prompt, max_answer_tokens, greedy, should_stop):
         prompts = [list(p) for p in prompts]

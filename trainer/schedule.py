@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 
 class PromptSchedule:
@@ -35,6 +36,25 @@ class PromptSchedule:
             self.order.remove(index)
             taken.append(index)
         return taken
+
+    def position(self) -> dict[str, Any]:
+        """Where the schedule stands: the prompts left in this pass, in order, and the generator of the next."""
+        return {"order": list(self.order), "rng": self.rng.getstate()}
+
+    def restore(self, position: dict[str, Any]) -> None:
+        self.order = list(position["order"])
+        self.rng.setstate(as_tuples(position["rng"]))
+
+
+def as_tuples(value: Any) -> Any:
+    """A Python generator's state as random.setstate wants it (tuples) from a checkpoint that stored it as lists.
+
+    >>> as_tuples([3, [1, 2], None])
+    (3, (1, 2), None)
+    """
+    if isinstance(value, list | tuple):
+        return tuple(as_tuples(v) for v in value)
+    return value
 
 
 def validation_sample(count: int, size: int, seed: int) -> list[int]:

@@ -23,6 +23,14 @@ class RunStorage(Protocol):
 
     def location(self, key: str) -> str: ...
 
+    def get_bytes(self, key: str) -> bytes:
+        """The object under `key`; FileNotFoundError where there is none."""
+        ...
+
+    def delete(self, key: str) -> None:
+        """Remove the object under `key`, if there is one."""
+        ...
+
 
 class LocalStorage:
     def __init__(self, root: str | Path) -> None:
@@ -44,6 +52,12 @@ class LocalStorage:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
         return str(target)
+
+    def get_bytes(self, key: str) -> bytes:
+        return (self.root / key).read_bytes()
+
+    def delete(self, key: str) -> None:
+        (self.root / key).unlink(missing_ok=True)
 
 
 class S3Storage:
@@ -68,6 +82,15 @@ class S3Storage:
     def put_file(self, key: str, path: Path) -> str:
         self.client.upload_file(str(path), self.bucket, self._key(key))
         return self.location(key)
+
+    def get_bytes(self, key: str) -> bytes:
+        try:
+            return self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"].read()
+        except self.client.exceptions.NoSuchKey:
+            raise FileNotFoundError(self.location(key)) from None
+
+    def delete(self, key: str) -> None:
+        self.client.delete_object(Bucket=self.bucket, Key=self._key(key))  # S3 answers alike when there is none
 
 
 def open_storage(storage: Storage) -> RunStorage:

@@ -19,6 +19,7 @@ import weakref
 from pathlib import Path
 
 from trainer.sampling import SampledAnswer, SamplingInterrupted, SamplingOutOfMemory, is_out_of_memory, split_answer
+from trainer.schedule import as_tuples
 from trainer.spec import RunSpec
 
 VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # the max_lora_rank values vLLM accepts
@@ -81,6 +82,12 @@ class VllmBackend:
         if previous.exists():
             shutil.rmtree(previous, ignore_errors=True)
         self.adapter_folder = folder
+
+    def random_state(self) -> tuple:
+        return self.seeds.getstate()
+
+    def restore_random_state(self, state) -> None:
+        self.seeds.setstate(as_tuples(state))
 
     def sample(self, prompts, answers_per_prompt, max_answer_tokens, greedy, should_stop):
         from vllm.inputs import TokensPrompt

@@ -22,6 +22,7 @@ class RoundResult:
     `cut_off` the share of answers that reached Longest sampled answer; shares are in [0, 1].
     `uniform_value` is the score every answer got when no prompt had a signal (for the no-signal message).
     `accuracy` is the mean "correct" part of the round's answers, for a reward with parts (001's Accuracy).
+    `checkpoint_sha256` names the checkpoint the trainer left after the round (trainer/checkpoint.py).
     """
 
     round_number: int
@@ -42,6 +43,8 @@ class RoundResult:
     peak_memory_bytes: int | None = None
     uniform_value: float | None = None
     accuracy: float | None = None
+    checkpoint_sha256: str | None = None  # the round's checkpoint, which a resumed run checks (none before resume)
+    checkpoint_seconds: float | None = None
 
     @property
     def total_seconds(self) -> float:
