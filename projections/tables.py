@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -168,7 +169,7 @@ class SqliteTables(SqlTables):
 
     def connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-        connection.execute("PRAGMA journal_mode=WAL")
+        _use_write_ahead_log(connection)
         connection.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a crash loses no committed page's order
         return connection
 
@@ -234,3 +235,18 @@ def open_tables(settings: Any) -> SqliteTables | PostgresTables:
     if settings.postgres is not None:
         return PostgresTables(settings.postgres.conninfo)
     return SqliteTables(settings.read_model_path)
+
+
+def _use_write_ahead_log(connection: sqlite3.Connection, tries: int = 100) -> None:
+    """Switch a new database to WAL. Switching needs the database to itself, and SQLite answers "database is
+    locked" at once, without its busy timeout, while another process opens the same new database (several
+    processes migrate a new data folder together): wait for it, a moment at a time."""
+    for _ in range(tries - 1):
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error):
+                raise
+            time.sleep(0.05)
+    connection.execute("PRAGMA journal_mode=WAL")
