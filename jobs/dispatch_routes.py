@@ -4,6 +4,7 @@ hands each event here.
 | event | message |
 | --- | --- |
 | Run.Launched (a Launch, a Retry's new run, an agent's start_training) | `launch_run` / `launch_trial` |
+| Run.Resumed (the reconciler found the run's worker lost) | `launch_run` |
 | Run.MergeRequested | `merge_model` |
 | Evaluation.Created (New evaluation, Score against baseline) | `evaluate` |
 | TrainingLoop.Created, .RoundStarted, .Benchmarking | `step_loop` |
@@ -40,6 +41,7 @@ log = logging.getLogger(__name__)
 LAUNCH, MERGE, EVALUATION, LOOP, EXPERIMENT = "launch", "merge", "evaluation", "loop", "experiment"
 ROUTES = {
     "Run.Launched": LAUNCH,
+    "Run.Resumed": LAUNCH,
     "Run.MergeRequested": MERGE,
     "Evaluation.Created": EVALUATION,
     "TrainingLoop.Created": LOOP,

@@ -31,17 +31,23 @@ Send = Callable[[UUID], object]
 Position = Callable[[], int]
 
 
-def orphan_message(lease: Lease | None, last_round: int | None) -> str:
+def lost_worker(lease: Lease | None) -> str:
+    """The lost worker in words, as the timeline and the failure name it."""
     if lease is None or lease.beat_at is None:
-        who, since = "The worker running this run", "stopped sending heartbeats"
+        return "The worker running this run"
+    return f"The worker running this run ({lease.host}, process {lease.pid})"
+
+
+def orphan_message(lease: Lease | None, last_round: int | None, gave_up: str | None = None) -> str:
+    """`gave_up`: why the run was not resumed again (domain/runs/run_resume.py), when it was resumed before."""
+    if lease is None or lease.beat_at is None:
+        since = "stopped sending heartbeats"
     else:
-        at = datetime.fromtimestamp(lease.beat_at, UTC).strftime("%H:%M:%S UTC")
-        who = f"The worker running this run ({lease.host}, process {lease.pid})"
-        since = f"stopped sending heartbeats at {at}"
+        since = f"stopped sending heartbeats at {datetime.fromtimestamp(lease.beat_at, UTC).strftime('%H:%M:%S UTC')}"
     kept = "Nothing was trained yet" if not last_round else f"Rounds after round {last_round} were lost"
     return (
-        f"{who} {since}: it stopped or lost its connection, so the reconciler ended the run. {kept}, and no "
-        "adapter was kept. Retry starts the run again from round 1."
+        f"{lost_worker(lease)} {since}: it stopped or lost its connection, so the reconciler ended the run. "
+        f"{kept}, and no adapter was kept. {gave_up + ' ' if gave_up else ''}Retry starts the run again from round 1."
     )
 
 
@@ -52,13 +58,21 @@ KEPT_ADAPTER_NOTE = (
 
 
 def end_orphan(ctx: JobContext, run_id: UUID, lease: Lease | None) -> bool:
-    """End a running run whose worker is gone: Adapter ready when its adapter was already saved whole (and
-    Completed when that was after its last round), else Failed with the reason. True when this call ended it."""
+    """A running run whose worker is gone: Adapter ready when its adapter was already saved whole (and Completed
+    when that was after its last round); back on its queue when its last finished round left a checkpoint (the
+    dispatcher sends it again, and the next worker goes on from that round: domain/runs/run_resume.py); else
+    Failed with the reason. True when this call ended it."""
     verity = ctx.verity
 
-    def fail(run) -> None:
-        if run.state in RUNNING and run.state != QUEUED:
-            verity.record_failed(run_id, orphan_message(lease, run.last_round), RECONCILER)
+    def fail_or_resume(run) -> None:
+        if run.state not in RUNNING or run.state == QUEUED:
+            return
+        if run.resume_refusal() is None:
+            verity.record_resumed(run_id, lost_worker(lease), RECONCILER)
+            log.warning("run %s: its worker stopped beating; it resumes from round %s", run_id, run.last_round)
+        else:
+            message = orphan_message(lease, run.last_round, run.gave_up_resuming())
+            verity.record_failed(run_id, message, RECONCILER)
 
     if _keep_saved_adapter(ctx, run_id):
         ctx.ledger.release(run_id)
@@ -66,7 +80,7 @@ def end_orphan(ctx: JobContext, run_id: UUID, lease: Lease | None) -> bool:
         return True
 
     before = verity.get_run(None, run_id).state
-    with_fresh_run(verity, run_id, fail)
+    with_fresh_run(verity, run_id, fail_or_resume)
     ended = before in RUNNING and verity.get_run(None, run_id).state not in RUNNING
     ctx.ledger.release(run_id)
     if ended:

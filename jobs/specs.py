@@ -23,7 +23,7 @@ from domain.runs.run_settings import DEFAULT_REVISION, VALIDATION_SAMPLE, RunSet
 from jobs.config import JobsConfig
 from jobs.public_datasets import PublicSetUnreachable, gsm8k_public_rows
 from jobs.run_storage import server_storage
-from trainer.spec import FullRun, ModelRef, RewardSpec, Row, RunSpec, StartAdapter, Storage
+from trainer.spec import FullRun, ModelRef, ResumeFrom, RewardSpec, Row, RunSpec, StartAdapter, Storage
 from verity.config import Settings
 from verity.storage import open_storage as open_file_storage
 from verity.storage import read_rows
@@ -82,6 +82,7 @@ def build_run_spec(
         storage=storage or storage_of(settings),
         deadline=deadline_of(verity, run, config),
         start_adapter=_start_adapter(verity, run),
+        resume=ResumeFrom(**run.resume_from) if run.resume_from else None,
         **training_spec(chosen, price_per_hour),
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from domain.runs import messages, objectives
+from domain.runs.run_resume import resumed_sentence
 from domain.storage_keys import storage_key
 from projections.base import Event, Projection
 from projections.directory import directory_entry
@@ -98,6 +99,8 @@ def sentence(e: Event, who: str, total_rounds: int, objective: str = objectives.
             return "The run completed."
         case "Failed":
             return f"The run failed: {data['message']}"
+        case "Resumed":
+            return resumed_sentence(data["worker"], data["after_round"])
         case "Cancelled":
             return f"{who} cancelled the run."
         case "Retried":

@@ -219,6 +219,10 @@ class RunCommands(DraftChecks):
     def record_failed(self, run_id: UUID, message: str, actor: Actor | None = None) -> Written:
         return self._progress(run_id, "fail", message, actor=actor)
 
+    def record_resumed(self, run_id: UUID, worker: str, actor: Actor | None = None) -> Written:
+        """The run's worker was lost: back on its queue, to go on from its last finished round's checkpoint."""
+        return self._progress(run_id, "resume_after_lost_worker", worker, actor=actor)
+
     def record_adapter_ready(
         self,
         run_id: UUID,

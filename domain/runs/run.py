@@ -3,8 +3,9 @@
 A public method checks and computes; the `@event` method it calls only assigns, so nothing is checked again
 when the run is rebuilt from its events (contentmanagement's split). Here: what a run is, the user's commands,
 and every event's assignment. The checks before the progress the jobs record are `RunProgress`'s
-(domain/runs/run_progress.py), those of Merge model `RunMerges`'s (domain/runs/merge.py); the events stay declared
-here, so their names in the store (`Run.RoundScored`, ...) do not change. A run's settings are `RunSettings`
+(domain/runs/run_progress.py), a lost worker's resume `RunResumes`'s (domain/runs/run_resume.py), those of
+Merge model `RunMerges`'s (domain/runs/merge.py); the events stay declared here, so their names in the
+store (`Run.RoundScored`, ...) do not change. A run's settings are `RunSettings`
 (domain/runs/run_settings.py); Saved and Edited store them as the API body, and upcast those stored before they
 were typed (domain/runs/stored_settings.py).
 """
@@ -20,6 +21,7 @@ from domain.errors import IllegalTransition
 from domain.runs import merge, objectives
 from domain.runs.merge import RunMerges
 from domain.runs.run_progress import RunProgress
+from domain.runs.run_resume import RunResumes
 from domain.runs.run_settings import RunSettings
 from domain.runs.states import (
     ADAPTER_READY,
@@ -39,7 +41,7 @@ from domain.runs.stored_settings import upcast_settings
 from domain.state_events import failed_event, state_event
 
 
-class Run(RunProgress, RunMerges, Aggregate):
+class Run(RunProgress, RunResumes, RunMerges, Aggregate):
     class Saved(Aggregate.Created):
         org_id: UUID
         project_id: UUID
@@ -92,6 +94,7 @@ class Run(RunProgress, RunMerges, Aggregate):
         self.retried_as: UUID | None = None
         self.steps: list[dict[str, Any]] = []  # SFT and DPO: one per logged optimizer step
         self.merge: dict[str, Any] | None = None  # Merge model: {"state": merging | merged | failed, ...}
+        self.resumes: list[dict[str, Any]] = []  # one per Resumed: after_round, checkpoint_sha256, worker
 
     # --- reading -------------------------------------------------------------------------------------------
     @property
@@ -221,6 +224,11 @@ class Run(RunProgress, RunMerges, Aggregate):
 
     _completed = state_event("Completed", COMPLETED)
     _failed = failed_event(FAILED)
+
+    @event("Resumed")
+    def _resumed(self, after_round: int, checkpoint_sha256: str, worker: str, actor: dict[str, str]) -> None:
+        self.resumes.append({"after_round": after_round, "checkpoint_sha256": checkpoint_sha256, "worker": worker})
+        self.state = QUEUED
 
     @event("TrialReported")
     def _trial_reported(self, report: dict[str, Any], actor: dict[str, str]) -> None:

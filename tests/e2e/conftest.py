@@ -117,6 +117,10 @@ class Site:
         self.read_models.wait_for(self.app_verity.recorder.max_notification_id() or 0, timeout=10)
         return self.client.get(f"/api/runs/{run_id}").json()
 
+    def add_worker(self, log_path: Path) -> None:
+        """One more separate `verity worker` process (a second GPU machine), stopped with the site."""
+        self.children.append(start_worker(self.settings, log_path=log_path))
+
     def timeline(self, run_id: UUID) -> list[dict]:
         self.read_models.wait_for(self.app_verity.recorder.max_notification_id() or 0, timeout=10)
         return self.client.get(f"/api/runs/{run_id}/events").json()

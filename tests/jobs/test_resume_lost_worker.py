@@ -1,0 +1,103 @@
+"""A run whose worker is lost after a round that left a checkpoint is not ended: the reconciler puts it back on its
+queue (Run.Resumed, in the timeline's words), and the next launch's spec continues from that round's checkpoint.
+The same round is resumed at most three times; then the run fails and says why."""
+
+from __future__ import annotations
+
+import socket
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from domain.runs.progress import RoundResult
+from domain.runs.run_resume import MAX_RESUMES_OF_A_ROUND
+from jobs.reconciler import reconcile
+from jobs.specs import build_run_spec
+from projections.runner import decode
+from projections.timeline import sentence
+from trainer.spec import ResumeFrom
+
+if TYPE_CHECKING:
+    from conftest import World
+
+CHECKPOINT_2 = "02" * 32
+LOST_AFTER = 0.3  # seconds without a heartbeat before a worker is taken for lost
+
+
+def _scored(world: World, run_id, *numbers: int, checkpoint: bool = True) -> None:
+    for number in numbers:
+        world.verity.record_round_scored(run_id, RoundResult(
+            round_number=number, validation_reward=0.4, reward=0.4, signal=0.5, updated=True,
+            checkpoint_sha256=f"{number:02d}" * 32 if checkpoint else None,
+        ))
+
+
+def _lost(world: World, run_id) -> list:
+    """The run's worker claims it, then stops beating; one reconciler pass → what it ended."""
+    if world.verity.get_run(None, run_id).state == "queued":  # a resumed run: the next worker takes it
+        world.verity.record_preparing(run_id)
+    assert world.ctx.ledger.claim(run_id, "local", "gpu-7:4242:abc", 4242, stale_after=LOST_AFTER)
+    time.sleep(LOST_AFTER + 0.1)
+    return reconcile(replace(world.ctx, config=replace(world.ctx.config, stale_after_seconds=LOST_AFTER)))
+
+
+def _last_event(world: World):
+    recorder = world.verity.recorder
+    return decode(world.verity, recorder.select_notifications(start=recorder.max_notification_id(), limit=1)[0])
+
+
+def test_a_lost_worker_after_a_checkpointed_round_puts_the_run_back_on_its_queue_to_resume(world: World) -> None:
+    run_id = world.training()
+    _scored(world, run_id, 1, 2)
+
+    assert _lost(world, run_id) == []  # not ended
+
+    run = world.verity.get_run(None, run_id)
+    assert run.state == "queued" and len(run.rounds) == 3  # round 0, 1 and 2 stay
+    assert run.resume_from == {"round": 2, "sha256": CHECKPOINT_2}
+    assert world.ctx.ledger.lease(run_id) is None  # free for the next worker
+    resumed = _last_event(world)
+    assert (resumed.type, resumed.actor["name"]) == ("Run.Resumed", "Reconciler")
+    assert sentence(resumed, "Reconciler", run.total_rounds) == (
+        f"The worker running this run ({socket.gethostname()}, process 4242) stopped after round 2; the run went "
+        "back on its queue to resume from round 2."
+    )
+    spec = build_run_spec(world.verity, run, world.settings, world.ctx.config)
+    assert spec.resume == ResumeFrom(round=2, sha256=CHECKPOINT_2)
+
+
+def test_the_same_round_resumes_three_times_then_the_run_fails_and_says_why(world: World) -> None:
+    run_id = world.training()
+    _scored(world, run_id, 1)
+    for _ in range(MAX_RESUMES_OF_A_ROUND):
+        assert _lost(world, run_id) == []
+        assert world.verity.get_run(None, run_id).state == "queued"
+
+    assert _lost(world, run_id) == [run_id]
+
+    run = world.verity.get_run(None, run_id)
+    assert run.state == "failed"
+    assert ("It was resumed from round 1 3 times and its worker was lost each time, so it was not resumed again. "
+            "Retry starts the run again from round 1.") in run.failure
+
+
+def test_a_later_round_resumes_afresh(world: World) -> None:
+    run_id = world.training()
+    _scored(world, run_id, 1)
+    for _ in range(MAX_RESUMES_OF_A_ROUND):
+        assert _lost(world, run_id) == []
+    world.verity.record_preparing(run_id)
+    _scored(world, run_id, 2)  # the resumed run got further
+
+    assert _lost(world, run_id) == []
+    assert world.verity.get_run(None, run_id).resume_from == {"round": 2, "sha256": CHECKPOINT_2}
+
+
+def test_a_run_lost_before_any_checkpoint_fails_as_before(world: World) -> None:
+    run_id = world.training()
+    _scored(world, run_id, 1, checkpoint=False)  # a trainer that wrote no checkpoint
+
+    assert _lost(world, run_id) == [run_id]
+
+    run = world.verity.get_run(None, run_id)
+    assert run.state == "failed" and "Rounds after round 1 were lost" in run.failure and not run.resumes
