@@ -17,6 +17,7 @@ import hashlib
 import io
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,7 +57,7 @@ def checkpoint_key(run_id: str, round_number: int) -> str:
 
 
 def write_checkpoint(setup: RoundSetup, state: RunState, round_number: int, storage: RunStorage,
-                     clock=time.perf_counter) -> CheckpointWritten:
+                     clock: Callable[[], float] = time.perf_counter) -> CheckpointWritten:
     """Write round `round_number`'s checkpoint and delete the one of two rounds before (the previous round's stays
     until this one's record is out)."""
     started = clock()

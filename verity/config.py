@@ -48,19 +48,6 @@ class PostgresSettings:
         )
 
 
-class _InDataDir:
-    """A path in the data folder, read as an attribute of the settings: `settings.models_dir` is
-    `settings.data_dir / "models"`."""
-
-    def __init__(self, *parts: str) -> None:
-        self.parts = parts
-
-    def __get__(self, settings: Settings | None, owner: type | None = None) -> Path:
-        if settings is None:
-            raise AttributeError("a path in the data folder is an instance's")
-        return settings.data_dir.joinpath(*self.parts)
-
-
 @dataclass(frozen=True)
 class Settings:
     """Where the data lives, which broker carries jobs, and where files are stored."""
@@ -88,9 +75,25 @@ class Settings:
     def uses_postgres(self) -> bool:
         return self.postgres is not None
 
-    # the SQLite files of the event store and of the read models on the embedded default
-    event_store_path = _InDataDir("events.sqlite")
-    read_model_path = _InDataDir("readmodels.sqlite")
-    local_storage_dir = _InDataDir("storage")
-    models_dir = _InDataDir("models")
-    tiny_model_dir = _InDataDir("models", "tiny-math")  # where the project's own tiny model is built for the Demo
+    @property
+    def event_store_path(self) -> Path:
+        """The SQLite file of the event store on the embedded default."""
+        return self.data_dir / "events.sqlite"
+
+    @property
+    def read_model_path(self) -> Path:
+        """The SQLite file of the read models on the embedded default."""
+        return self.data_dir / "readmodels.sqlite"
+
+    @property
+    def local_storage_dir(self) -> Path:
+        return self.data_dir / "storage"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.data_dir / "models"
+
+    @property
+    def tiny_model_dir(self) -> Path:
+        """Where the project's own tiny model is built for the Demo project."""
+        return self.models_dir / "tiny-math"
