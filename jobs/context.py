@@ -35,6 +35,13 @@ class JobContext:
     worker_id: str = field(default_factory=new_worker_id)
 
     @property
+    def worker_words(self) -> str:
+        """This worker as the timeline names one that stopped: "The worker running this run (gpu-7, process 42)"."""
+        host, process = self.worker_id.split(":")[:2]
+        return f"The worker running this run ({host}, process {process})"
+
+    @property
     def worker_actor(self) -> Actor:
         """The actor of what a worker records itself (Preparing, a dead trainer, the watchdog)."""
-        return Actor("system", f"worker:{self.worker_id}", f"Worker {self.worker_id.split(':')[0]}")
+        host, process = self.worker_id.split(":")[:2]
+        return Actor("system", f"worker:{self.worker_id}", f"Worker {host} (process {process})")

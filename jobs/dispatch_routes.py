@@ -5,6 +5,7 @@ hands each event here.
 | --- | --- |
 | Run.Launched (a Launch, a Retry's new run, an agent's start_training) | `launch_run` / `launch_trial` |
 | Run.Resumed (the reconciler found the run's worker lost) | `launch_run` |
+| Run.Continued (Continue from round N) | `launch_run` |
 | Run.MergeRequested | `merge_model` |
 | Evaluation.Created (New evaluation, Score against baseline) | `evaluate` |
 | TrainingLoop.Created, .RoundStarted, .Benchmarking | `step_loop` |
@@ -42,6 +43,7 @@ LAUNCH, MERGE, EVALUATION, LOOP, EXPERIMENT = "launch", "merge", "evaluation", "
 ROUTES = {
     "Run.Launched": LAUNCH,
     "Run.Resumed": LAUNCH,
+    "Run.Continued": LAUNCH,
     "Run.MergeRequested": MERGE,
     "Evaluation.Created": EVALUATION,
     "TrainingLoop.Created": LOOP,

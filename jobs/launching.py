@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 WORKER_STOPPED = (
     "The worker training this run was stopped (its machine shut down or the worker was restarted), so the run "
     "was ended. Retry starts the run again from round 1."
-)
+)  # a full RL run with a checkpoint resumes instead (domain/runs/run_resume.py)
 
 
 def over_price_limit(price: float, limit: float) -> str:
@@ -77,7 +77,7 @@ def launch(ctx: JobContext, run_id: UUID, on_child=None) -> None:
     try:
         _prepare_and_train(ctx, run_id, on_child)
     except Shutdown:  # the worker is stopping: its trainer is already stopped; say so rather than go silent
-        with_fresh_run(ctx.verity, run_id, lambda run: _fail_if_running(ctx, run, WORKER_STOPPED))
+        with_fresh_run(ctx.verity, run_id, lambda run: _resume_or_fail(ctx, run))
     except Exception:
         # e.g. the database went away: the claim stays and goes stale, so the reconciler ends the run with the
         # reason once it can; the message is not retried (a retry never repeats recorded work)
@@ -86,9 +86,16 @@ def launch(ctx: JobContext, run_id: UUID, on_child=None) -> None:
     ledger.release(run_id, ctx.worker_id)
 
 
-def _fail_if_running(ctx: JobContext, run, message: str) -> None:
-    if run.state in RUNNING and run.state != QUEUED:
-        ctx.verity.record_failed(run.id, message, ctx.worker_actor)
+def _resume_or_fail(ctx: JobContext, run) -> None:
+    """The worker stops (a restart, a machine shutting down): a run with a checkpoint goes back on its queue, to
+    go on from its last round on the next worker (the restarted console's, or another); any other fails saying so."""
+    if run.state not in RUNNING or run.state == QUEUED:
+        return
+    if run.resume_refusal() is None:
+        ctx.verity.record_resumed(run.id, ctx.worker_words, ctx.worker_actor)
+        log.warning("run %s: this worker stops; the run resumes from round %s", run.id, run.last_round)
+    else:
+        ctx.verity.record_failed(run.id, WORKER_STOPPED, ctx.worker_actor)
 
 
 def _prepare_and_train(ctx: JobContext, run_id: UUID, on_child) -> None:

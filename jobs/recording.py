@@ -16,7 +16,7 @@ from uuid import UUID
 from domain.actors import TRAINER, Actor
 from domain.application import Verity
 from domain.runs.progress import RoundResult, StepLog, TrialReport
-from domain.runs.run import ADAPTER_READY, RUNNING, SAVING_ADAPTER, TRAINING, Run
+from domain.runs.run import ADAPTER_READY, PREPARING, RUNNING, SAVING_ADAPTER, TRAINING, Run
 from jobs import retrying
 from trainer import progress
 
@@ -130,7 +130,7 @@ class ProgressRecorder:
     def _adapter_saved(self, run: Run, record: progress.AdapterSaved) -> None:
         if run.is_trial:  # a trial's adapter is only a check: its report says how it went
             return
-        if run.state == TRAINING:
+        if run.state in (TRAINING, PREPARING):  # PREPARING: resumed after its last round, nothing left to train
             self.verity.record_saving_adapter(self.run_id, self.actor)
             run = self.verity.get_run(None, self.run_id)  # saving may have recorded a no-signal failure instead
             if run.state != SAVING_ADAPTER:

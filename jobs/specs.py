@@ -34,15 +34,16 @@ class SpecUnbuildable(Exception):
 
 
 def launched_at(verity: Verity, run_id: UUID) -> float:
-    """When the run was launched (its Time limit counts from then), as seconds since the epoch."""
+    """When the run was launched, or last continued (its Time limit counts from then), as seconds since the epoch.
+    A run resumed after its worker was lost keeps counting from its launch."""
     for stored in verity.repository.event_store.get(run_id, desc=True):
-        if type(stored).__name__ == "Launched":
+        if type(stored).__name__ in ("Launched", "Continued"):
             return stored.timestamp.timestamp()
     raise SpecUnbuildable("The run was never launched, so it has no time limit to count from.")
 
 
 def deadline_of(verity: Verity, run: Run, config: JobsConfig) -> float:
-    """Launch + the Time limit; a trial's limit is its Minutes, or the Time limit when that is lower."""
+    """Launch (or Continue) + the Time limit; a trial's limit is its Minutes, or the Time limit when that is lower."""
     return launched_at(verity, run.id) + run.settings.time_limit_seconds * config.time_limit_scale
 
 

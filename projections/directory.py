@@ -51,6 +51,7 @@ class Directory(Projection):
                 tx, e, "run", e.data["settings"].name, total_rounds=e.data["settings"].effective_rounds
             ),
             "Run.Edited": self._run_edited,
+            "Run.Continued": self._run_edited,  # more rounds, or a new time limit
         }
 
     def _run_edited(self, tx: Tx, e: Event) -> None:

@@ -8,7 +8,8 @@ from functools import cache, cached_property
 from typing import Any, TypeVar, get_type_hints
 from uuid import UUID
 
-from domain.runs.objectives import OBJECTIVE_NAMES
+from domain.runs.objectives import OBJECTIVE_NAMES, RL
+from domain.runs.run_resume import CONTINUABLE_STOPS
 from domain.runs.run_settings import RunSettings
 
 RowT = TypeVar("RowT", bound=Hashable)  # a frozen dataclass
@@ -134,6 +135,16 @@ class RunDetail:
     @property
     def can_retry(self) -> bool:
         return self.state in ("failed", "cancelled") and self.retried_as is None
+
+    @property
+    def continues_from(self) -> int | None:
+        """The N of "Continue from round N": the last round of a full RL run stopped by its time limit or out of
+        memory, or cancelled, once it trained a round; None when it has no Continue (the domain checks the rest:
+        domain/runs/run_resume.py)."""
+        stopped = self.state == "adapter_ready" and self.stop_reason in CONTINUABLE_STOPS
+        if not (stopped or self.state == "cancelled") or self.retried_as is not None or self.rounds_done < 1:
+            return None
+        return self.rounds_done if self.kind == "full" and self.run_settings.objective == RL else None
 
     @property
     def can_edit(self) -> bool:

@@ -26,6 +26,7 @@ class RunDetails(RunStates):
             **self._shared_handlers(),
             "Run.Launched": lambda tx, e: self._state(tx, e, "queued", launched_at=e.time),
             "Run.Stopped": self._stopped,
+            "Run.Continued": self._continued,
             "Run.Failed": lambda tx, e: self._state(tx, e, "failed", failure=e.data["message"], ended_at=e.time),
             "Run.AdapterReady": lambda tx, e: self._state(
                 tx, e, "adapter_ready", adapter_json=json.dumps(_adapter(e.data))
@@ -110,6 +111,11 @@ class RunDetails(RunStates):
         columns = self._settings_columns(tx, e.data["settings"])
         columns["status_line"] = status_line("draft", 0, columns["rounds_total"])
         tx.update("run_details", {"id": str(e.aggregate_id)}, {**columns, "updated_at": e.time})
+
+    def _continued(self, tx: Tx, e: Event) -> None:
+        """Continue from round N: running again, with its new Rounds or Time limit; the adapter kept so far stays."""
+        columns = self._settings_columns(tx, e.data["settings"])
+        self._state(tx, e, "queued", stop_json=None, failure=None, ended_at=None, **columns)
 
     def _stopped(self, tx: Tx, e: Event) -> None:
         stop = {key: e.data[key] for key in ("reason", "note", "after_round", "best_round")}

@@ -42,6 +42,7 @@ class RunStates(Projection):
             "Run.Edited": self._edited,
             "Run.Launched": to("queued"),
             "Run.Queued": to("queued"),
+            "Run.Resumed": to("queued"),  # back on its queue, to go on from its last round's checkpoint
             "Run.Preparing": to("preparing"),
             "Run.SavingAdapter": to("saving_adapter"),
             "Run.Cancelled": to("cancelled"),
@@ -87,6 +88,9 @@ class Runs(RunStates):
             "Run.Stopped": lambda tx, e: self._state(tx, e, "saving_adapter"),
             "Run.Failed": lambda tx, e: self._state(tx, e, "failed"),
             "Run.AdapterReady": lambda tx, e: self._state(tx, e, "adapter_ready"),
+            "Run.Continued": lambda tx, e: self._state(
+                tx, e, "queued", rounds_total=e.data["settings"].effective_rounds
+            ),
         }
 
     def _saved(self, tx: Tx, e: Event) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from domain.runs import messages, objectives
-from domain.runs.run_resume import resumed_sentence
+from domain.runs.run_resume import continued_sentence, resumed_on_worker_sentence, resumed_sentence
 from domain.storage_keys import storage_key
 from projections.base import Event, Projection
 from projections.directory import directory_entry
@@ -74,6 +74,8 @@ def sentence(e: Event, who: str, total_rounds: int, objective: str = objectives.
             return f"{who} launched the run."
         case "Queued":
             return f"{who} put the run on its provider's queue."
+        case "Preparing" if data.get("resuming_from") is not None:
+            return resumed_on_worker_sentence(who, data["resuming_from"])
         case "Preparing":
             return f"{who} started preparing the run: GPU, model and data."
         case "RoundScored" if data["result"]["round_number"] == 0:
@@ -101,6 +103,8 @@ def sentence(e: Event, who: str, total_rounds: int, objective: str = objectives.
             return f"The run failed: {data['message']}"
         case "Resumed":
             return resumed_sentence(data["worker"], data["after_round"])
+        case "Continued":
+            return continued_sentence(who, data["after_round"], data["changes"])
         case "Cancelled":
             return f"{who} cancelled the run."
         case "Retried":

@@ -1,5 +1,5 @@
-"""The runs API: save, edit and delete a draft, list, read, launch, cancel, retry, duplicate and merge runs (RL, SFT,
-DPO); read a run's audit timeline and an SFT or DPO run's steps.
+"""The runs API: save, edit and delete a draft, list, read, launch, cancel, retry, continue, duplicate and merge
+runs (RL, SFT, DPO); read a run's audit timeline and an SFT or DPO run's steps.
 
 Bodies are checked by the domain (`run_body_from_api`), so a bad setting is refused with the words the form
 shows: 422 with {"errors": {field: message}}, and nothing is recorded.
@@ -15,6 +15,7 @@ from litestar import Request, delete, get, post, put
 from litestar.openapi.spec import Example
 from litestar.params import Body
 
+from app.runs.actions import continue_command
 from app.runs.merging import ask_for_merge
 from app.runs.projects import choose_project
 from app.runs.readiness import launch_when_ready
@@ -86,6 +87,17 @@ class RunsApiController(ConsoleController):
     def retry(self, request: Request, run_id: UUID, console: ConsoleDep) -> RunOut:
         """Retry a failed or cancelled run: a new run with the same settings, launched at once."""
         return _answer(console, _when_ready(console.verity.retry_run, request, console, run_id))
+
+    @post("/{run_id:uuid}/continue", name="api:runs:continue", status_code=200, sync_to_thread=True)
+    def continue_run(
+        self, request: Request, run_id: UUID, console: ConsoleDep, data: dict[str, Any] | None = None
+    ) -> RunOut:
+        """Continue from round N: a run stopped by its time limit or out of memory, or cancelled, goes on from the
+        checkpoint of its last finished round, as the same run. Optional body: {"rounds": 30} for more rounds,
+        {"time_limit_hours": 4} for a new time limit, counted from now; 422 for a bad one, 409 for a run that
+        can't be continued (why, in words)."""
+        command = continue_command(console, dict(data or {}))
+        return _answer(console, launch_when_ready(command, request, console.read_models, console.identity, run_id))
 
     @post("/{run_id:uuid}/cancel", name="api:runs:cancel", status_code=200, sync_to_thread=True)
     def cancel(self, run_id: UUID, console: ConsoleDep) -> RunOut:

@@ -19,13 +19,13 @@ from uuid import UUID
 from domain.access import roles
 from domain.access.roles import MERGE_ROLE_NEEDED, ROLE_NEEDED
 from domain.actors import TRAINER, Actor
-from domain.errors import ConcurrentChange, NotAllowed, NotReady, PlanNeeded, SettingsInvalid
+from domain.errors import ConcurrentChange, IllegalTransition, NotAllowed, NotReady, PlanNeeded, SettingsInvalid
 from domain.runs import objectives
 from domain.runs.draft_checks import DraftChecks
 from domain.runs.drafts import changed_settings, copy_name
 from domain.runs.progress import RoundResult, StepLog, TrialReport
 from domain.runs.run import Run
-from domain.runs.run_settings import RunSettings
+from domain.runs.run_settings import FIELDS_BY_NAME, RunSettings
 from domain.runs.states import DRAFT
 from domain.written import Written
 
@@ -41,6 +41,11 @@ AGENT_NEEDS_BASELINE = (
 
 
 CANCEL_ATTEMPTS = 5
+
+
+def _words(value: Any) -> str:
+    """A setting's value as the timeline writes it: 30, 2.5."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 class RunCommands(DraftChecks):
@@ -160,6 +165,28 @@ class RunCommands(DraftChecks):
         new.launch(actor.to_dict())
         old.mark_retried(new.id, actor.to_dict())
         return Written(new.id, self._save(old, new))
+
+    def continue_run(
+        self, org_id: UUID, run_id: UUID, actor: Actor, role: Role = "owner", changes: dict[str, Any] | None = None,
+        not_ready: str | None = None,
+    ) -> Written:
+        """Continue from round N: the same run goes back on its queue and its next worker goes on from the
+        checkpoint of its last finished round, as a new segment. `changes`: a new Rounds or Time limit (hours),
+        checked (domain/runs/settings.py's continue_changes); its Time limit counts from now. Refused as a launch
+        is (plan, role, readiness), and when the run was not stopped by its time limit or memory, or cancelled."""
+        run = self.get_run(org_id, run_id)
+        if (refusal := run.continue_refusal()) is not None:
+            raise IllegalTransition(refusal)
+        self._check_may_launch(org_id, role, run.objective)
+        if not_ready:
+            raise NotReady(not_ready)
+        settings = run.settings.with_values(**(changes or {}))
+        changed = [
+            f"{FIELDS_BY_NAME[name].label} {_words(getattr(run.settings, name))} → {_words(getattr(settings, name))}"
+            for name in sorted(changes or {}) if getattr(run.settings, name) != getattr(settings, name)
+        ]
+        run.continue_from_last_round(settings, changed, actor.to_dict())
+        return Written(run_id, self._save(run))
 
     def duplicate_run(self, org_id: UUID, run_id: UUID, actor: Actor) -> Written:
         """A new draft with the same settings, named "<name> (copy)"."""

@@ -66,6 +66,15 @@ class Run(RunProgress, RunResumes, RunMerges, Aggregate):
         def upcast_v1_v2(state: dict[str, Any]) -> None:
             upcast_settings(state, "settings")
 
+    class Continued(Aggregate.Event):
+        """Continue from round N: the settings it goes on with (more Rounds, a new Time limit) and the checkpoint."""
+
+        after_round: int
+        checkpoint_sha256: str
+        settings: RunSettings
+        changes: list[str]
+        actor: dict[str, str]
+
     @event(Saved)
     def __init__(
         self,
@@ -95,6 +104,9 @@ class Run(RunProgress, RunResumes, RunMerges, Aggregate):
         self.steps: list[dict[str, Any]] = []  # SFT and DPO: one per logged optimizer step
         self.merge: dict[str, Any] | None = None  # Merge model: {"state": merging | merged | failed, ...}
         self.resumes: list[dict[str, Any]] = []  # one per Resumed: after_round, checkpoint_sha256, worker
+        # what the next worker goes on from, {"round", "sha256"}: set by Resumed and Continued, None until then
+        self.resume_point: dict[str, Any] | None = None
+        self.segments: list[int] = []  # the round each Continue went on from
 
     # --- reading -------------------------------------------------------------------------------------------
     @property
@@ -186,7 +198,9 @@ class Run(RunProgress, RunResumes, RunMerges, Aggregate):
     def _queued(self, actor: dict[str, str]) -> None:
         pass
 
-    _preparing = state_event("Preparing", PREPARING)
+    @event("Preparing")
+    def _preparing(self, actor: dict[str, str], resuming_from: int | None = None) -> None:
+        self.state = PREPARING  # events stored before resuming existed replay with resuming_from None
 
     @event("RoundScored")
     def _round_scored(self, result: dict[str, Any], best_round: int, actor: dict[str, str]) -> None:
@@ -228,6 +242,17 @@ class Run(RunProgress, RunResumes, RunMerges, Aggregate):
     @event("Resumed")
     def _resumed(self, after_round: int, checkpoint_sha256: str, worker: str, actor: dict[str, str]) -> None:
         self.resumes.append({"after_round": after_round, "checkpoint_sha256": checkpoint_sha256, "worker": worker})
+        self.resume_point = {"round": after_round, "sha256": checkpoint_sha256}
+        self.state = QUEUED
+
+    @event(Continued)
+    def _continued(
+        self, after_round: int, checkpoint_sha256: str, settings: RunSettings, changes: list[str], actor: dict[str, str]
+    ) -> None:
+        self.settings = settings
+        self.resume_point = {"round": after_round, "sha256": checkpoint_sha256}
+        self.segments.append(after_round)
+        self.stop = None  # the adapter kept so far stays until the new segment keeps its own
         self.state = QUEUED
 
     @event("TrialReported")

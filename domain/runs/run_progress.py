@@ -48,14 +48,17 @@ class RunProgress:
         def total_rounds(self) -> int: ...
         @property
         def last_round(self) -> int | None: ...
+        @property
+        def resuming_from(self) -> int | None: ...
 
     def mark_queued(self, actor: dict[str, str]) -> None:
         self._require((QUEUED,), "Only a launched run can be put on a queue: this run is {status}.")
         self._queued(actor=actor)
 
     def mark_preparing(self, actor: dict[str, str]) -> None:
+        """After a Resumed or Continued, the event names the round the worker goes on from (the timeline says so)."""
         self._require((QUEUED,), "Only a queued run can start preparing: this run is {status}.")
-        self._preparing(actor=actor)
+        self._preparing(actor=actor, resuming_from=self.resuming_from)
 
     def score_round(self, result: dict[str, Any], actor: dict[str, str]) -> None:
         expected = len(self.rounds)
@@ -74,6 +77,11 @@ class RunProgress:
         improved = self.best_validation is None or result["validation_reward"] > self.best_validation
         best_round = expected if improved else self.best_round
         self._round_scored(result=result, best_round=best_round, actor=actor)
+
+    def _training_states(self) -> tuple[str, ...]:
+        """A resumed run that prepared may stop or save before its next round (its time limit, or a worker lost
+        after the last round): it trained already."""
+        return (PREPARING, TRAINING) if self.resuming_from is not None and self.rounds else (TRAINING,)
 
     def log_step(self, step: dict[str, Any], actor: dict[str, str]) -> None:
         """An SFT or DPO optimizer step (domain/runs/progress.py's StepLog), in order."""
@@ -97,7 +105,7 @@ class RunProgress:
                 "it fails instead."
             )
         self._require(
-            (TRAINING,),
+            self._training_states(),
             "Only a run that scored its starting adapter can stop and keep it: this run "
             "is {status}, so record a failure instead.",
         )
@@ -117,7 +125,9 @@ class RunProgress:
         )
 
     def save_adapter(self, actor: dict[str, str]) -> None:
-        self._require((TRAINING,), "Only a training run can start saving its adapter: this run is {status}.")
+        self._require(
+            self._training_states(), "Only a training run can start saving its adapter: this run is {status}."
+        )
         if not objectives.is_rl(self.objective):  # SFT and DPO keep the adapter of their last step
             self._saving_adapter(actor=actor)
             return

@@ -1,5 +1,7 @@
-"""Resuming a run whose worker was lost: the run goes back on its queue and the next worker continues it from the
-checkpoint of its last finished round (trainer/checkpoint.py), redoing the round that was in progress.
+"""Resuming a run from the checkpoint of its last finished round (trainer/checkpoint.py), redoing the round that
+was in progress: by itself when its worker was lost (`Resumed`), or when someone continues a run that was stopped by
+its time limit or out of memory, or cancelled (`Continued`: "Continue from round N", optionally with more rounds or a
+new time limit). Either way it is the same run: its rounds go on from N + 1, in the same rounds table and chart.
 
 A mixin of the Run aggregate (domain/runs/run.py), like RunProgress: the check is here, the `Resumed` event stays
 declared on the Run. Only a full RL run whose last recorded round left a checkpoint resumes; a trial (one round),
@@ -14,10 +16,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from domain.errors import IllegalTransition
-from domain.runs import objectives
-from domain.runs.states import PREPARING, TRAINING
+from domain.runs import messages, objectives
+from domain.runs.states import ADAPTER_READY, CANCELLED, PREPARING, STATUS_NAMES, TRAINING
 
 MAX_RESUMES_OF_A_ROUND = 3
+CONTINUABLE_STOPS = ("time_limit", "out_of_memory")  # metric failures would stop it again: fix the metric first
 
 
 def resumed_sentence(worker: str, after_round: int) -> str:
@@ -40,12 +43,37 @@ def gave_up_words(after_round: int) -> str:
     )
 
 
+def continued_sentence(who: str, after_round: int, changes: list[str]) -> str:
+    """The timeline's words for a Run.Continued event.
+
+    >>> continued_sentence("Ana", 12, ["Rounds 20 → 30"])
+    'Ana continued the run from round 12 (Rounds 20 → 30); it went back on its queue.'
+    >>> continued_sentence("Ana", 12, [])
+    'Ana continued the run from round 12; it went back on its queue.'
+    """
+    changed = f" ({', '.join(changes)})" if changes else ""
+    return f"{who} continued the run from round {after_round}{changed}; it went back on its queue."
+
+
+def resumed_on_worker_sentence(who: str, after_round: int) -> str:
+    """The timeline's words for the Preparing that follows a Resumed or Continued: the worker that took it on.
+
+    >>> resumed_on_worker_sentence("Worker gpu-8 (process 77)", 12)
+    'The run resumed from round 12 on Worker gpu-8 (process 77): GPU, model and the checkpoint of round 12.'
+    """
+    return f"The run resumed from round {after_round} on {who}: GPU, model and the checkpoint of round {after_round}."
+
+
 class RunResumes:
     # provided by Run
     state: str
     rounds: list[dict[str, Any]]
     resumes: list[dict[str, Any]]
+    resume_point: dict[str, Any] | None
+    stop: dict[str, Any] | None
+    retried_as: Any
     _resumed: Callable[..., None]
+    _continued: Callable[..., None]
 
     if TYPE_CHECKING:
 
@@ -56,11 +84,15 @@ class RunResumes:
 
     @property
     def resume_from(self) -> dict[str, Any] | None:
-        """What the next launch continues from, {"round", "sha256"}: the last Resumed event's checkpoint."""
-        if not self.resumes:
+        """What the next launch continues from, {"round", "sha256"}: the last Resumed or Continued event's
+        checkpoint; None for a run launched from its draft."""
+        return self.resume_point
+
+    def _last_checkpoint(self) -> dict[str, Any] | None:
+        last = self.rounds[-1] if self.rounds else None
+        if last is None or last["round_number"] < 1 or not last.get("checkpoint_sha256"):
             return None
-        last = self.resumes[-1]
-        return {"round": last["after_round"], "sha256": last["checkpoint_sha256"]}
+        return last
 
     def resume_refusal(self) -> str | None:
         """Why this run can't resume now, in words; None when it can."""
@@ -68,8 +100,7 @@ class RunResumes:
             return "Only a full RL run resumes from a checkpoint."
         if self.state not in (PREPARING, TRAINING):
             return "Only a preparing or training run is resumed when its worker is lost."
-        last = self.rounds[-1] if self.rounds else None
-        if last is None or last["round_number"] < 1 or not last.get("checkpoint_sha256"):
+        if self._last_checkpoint() is None:
             return "No round of this run left a checkpoint yet."
         return self.gave_up_resuming()
 
@@ -81,6 +112,11 @@ class RunResumes:
         times = sum(1 for r in self.resumes if r["after_round"] == last)
         return gave_up_words(last) if times >= MAX_RESUMES_OF_A_ROUND else None
 
+    @property
+    def resuming_from(self) -> int | None:
+        """While queued after a Resumed or Continued: the round the next worker goes on from."""
+        return self.resume_point["round"] if self.resume_point is not None else None
+
     def resume_after_lost_worker(self, worker: str, actor: dict[str, str]) -> None:
         """`worker`: the lost worker in words ("The worker (gpu-7, process 4242)")."""
         if (refusal := self.resume_refusal()) is not None:
@@ -88,3 +124,41 @@ class RunResumes:
         last = self.rounds[-1]
         self._resumed(after_round=last["round_number"], checkpoint_sha256=last["checkpoint_sha256"], worker=worker,
                       actor=actor)
+
+    # --- Continue from round N: the user's command ------------------------------------------------------------
+    def continue_refusal(self) -> str | None:
+        """Why this run can't be continued, in words; None when it can."""
+        if self.is_trial or not objectives.is_rl(self.objective):
+            return "Only a full RL run can be continued from a round: Retry starts this one again."
+        stopped = self.state == ADAPTER_READY and self.stop is not None and self.stop["reason"] in CONTINUABLE_STOPS
+        if not stopped and self.state != CANCELLED:
+            status = STATUS_NAMES[self.state]
+            if self.stop is not None:
+                status = f"{status}, stopped by {messages.STOP_REASONS[self.stop['reason']]}"
+            return (
+                "Only a run stopped by its time limit or out of memory, or a cancelled run, can be continued: this run "
+                f"is {status}."
+            )
+        if self.retried_as is not None:
+            return "This run was already retried: open its retry instead."
+        if self._last_checkpoint() is None:
+            return "No round of this run left a checkpoint, so it can't be continued: Retry starts it from round 1."
+        return None
+
+    @property
+    def continues_from(self) -> int | None:
+        """The round "Continue from round N" would go on from; None when the run can't be continued."""
+        return None if self.continue_refusal() is not None else self.rounds[-1]["round_number"]
+
+    def continue_from_last_round(self, settings: Any, changes: list[str], actor: dict[str, str]) -> None:
+        """`settings`: the run's, with the Rounds and Time limit it goes on with (checked by the caller's parser);
+        `changes`: what changed, in words ("Rounds 20 → 30")."""
+        if (refusal := self.continue_refusal()) is not None:
+            raise IllegalTransition(refusal)
+        last = self.rounds[-1]
+        if settings.rounds <= last["round_number"]:
+            done = last["round_number"]
+            raise IllegalTransition(f"This run has done {done} rounds already: to continue it, Rounds must be more "
+                                    f"than {done}.")
+        self._continued(after_round=last["round_number"], checkpoint_sha256=last["checkpoint_sha256"],
+                        settings=settings, changes=changes, actor=actor)

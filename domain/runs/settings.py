@@ -191,3 +191,24 @@ def run_body_from_form(form: Mapping[str, str]) -> RunSettings:
     if errors:
         raise SettingsInvalid(errors)
     return draft
+
+
+CONTINUE_SETTINGS = ("rounds", "time_limit_hours")  # what "Continue from round N" may change
+
+
+def continue_changes(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Continue from round N's optional Rounds and Time limit (hours), from the form or the API body: each one
+    given, checked against its bounds; empty or left out keeps the run's. Refuses every bad one at once."""
+    changes: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for name in CONTINUE_SETTINGS:
+        raw = values.get(name)
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            continue
+        try:
+            changes[name] = _parse_value(FIELDS_BY_NAME[name], raw)
+        except ValueError as problem:
+            errors[name] = str(problem)
+    if errors:
+        raise SettingsInvalid(errors)
+    return changes

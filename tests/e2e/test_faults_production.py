@@ -35,9 +35,18 @@ def test_a_worker_killed_mid_round_resumes_on_another_worker_from_its_last_round
     assert len(resumed) == 1 and resumed[0]["actor_name"] == "Reconciler"
     assert re.fullmatch(r"The worker running this run \(.+, process \d+\) stopped after round (\d); the run went "
                         r"back on its queue to resume from round \1\.", resumed[0]["sentence"])
+    stopped_after = int(re.search(r"round (\d)", resumed[0]["sentence"]).group(1))
     after = timeline[timeline.index(resumed[0]) + 1:]
     assert [e["event_type"] for e in after][:3] == ["Queued", "Preparing", "RoundScored"]
-    assert after[1]["actor_name"].startswith("Worker ")  # the second worker took it on
+    second = production.children[1].pid  # the second worker took it on, and the timeline names it
+    assert after[1]["sentence"] == (
+        f"The run resumed from round {stopped_after} on {after[1]['actor_name']}: GPU, model and the checkpoint of "
+        f"round {stopped_after}."
+    )
+    assert after[1]["actor_name"].startswith("Worker ") and after[1]["actor_name"].endswith(f"(process {second})")
+    scored = [e.result["round_number"] for e in production.app_verity.repository.event_store.get(run_id)
+              if type(e).__name__ == "RoundScored"]
+    assert scored == [0, 1, 2, 3, 4]  # in the event store, every round once: none lost, none twice
     # nothing is lost: every round's rollouts are in the bucket, and no claim is left
     s3 = boto3.client("s3", endpoint_url=production.settings.s3_endpoint_url)
     keys = {item["Key"] for item in s3.list_objects_v2(Bucket="verity-runs", Prefix="org/runs/")["Contents"]}
