@@ -6,7 +6,9 @@ its adapter, the slowest round, the rounds with a learning signal). One file, `r
 in the run's storage, written after each finished round; its sha256 travels in that round's progress record, so
 the supervisor knows which checkpoint belongs to which recorded round. The one before it is kept until the next is
 written (a worker may die between the file and the record), older ones are deleted: the latest round's file, and
-with it the best round's adapter, is all that is kept.
+with it the best round's adapter, is all that is kept; a run that did all its rounds keeps none
+(trainer/checkpoint_files.py), while one stopped by its time limit or memory, or cancelled, keeps its last for
+Continue from round N.
 
 A checkpoint that does not match its recorded sha256 is never loaded (CheckpointUnusable).
 """
@@ -23,6 +25,7 @@ from typing import Any
 
 import torch
 
+from trainer.checkpoint_files import checkpoint_key
 from trainer.failures import RunFailed
 from trainer.round import RoundSetup
 from trainer.run_state import RunState, adapter_snapshot
@@ -45,15 +48,6 @@ class CheckpointWritten:
     sha256: str
     size_bytes: int
     seconds: float
-
-
-def checkpoint_key(run_id: str, round_number: int) -> str:
-    """Where round `round_number`'s checkpoint is kept in the run's storage.
-
-    >>> checkpoint_key("r1", 12)
-    'runs/r1/checkpoints/round-012.pt'
-    """
-    return f"runs/{run_id}/checkpoints/round-{round_number:03d}.pt"
 
 
 def write_checkpoint(setup: RoundSetup, state: RunState, round_number: int, storage: RunStorage,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from domain.rewards.custom import FAILURE_SHARE_THAT_STOPS
 from domain.rewards.types import Grader
 from domain.runs import messages
+from trainer.checkpoint_files import discard_checkpoints
 from trainer.failures import RoundInterrupted, RunFailed, TooManyMetricFailures
 from trainer.grpo_update import UpdateOutOfMemory
 from trainer.model_loading import Policy, memory_total_bytes, peak_memory_bytes
@@ -55,6 +56,8 @@ def finish(end: Ending, state: RunState, last_seconds: PhaseSeconds) -> bool:
     if state.rounds_with_signal == 0:
         raise RunFailed(_no_signal_message(state))
     end.emit(save_best_adapter(end.spec, end.storage, end.policy, state))
+    if not end.spec.trial:  # once the adapter is saved whole: a lost worker from here on keeps it, never resumes
+        discard_checkpoints(end.storage, end.spec.run_id, state.rounds_done)
     if end.spec.trial:
         device = end.policy.device
         end.emit(trial_report(end.spec, last_seconds, end.preparation_seconds, peak_memory_bytes(device),

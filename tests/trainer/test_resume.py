@@ -4,13 +4,14 @@ never stopped: the same answers, the same update, the same validation, the same 
 from __future__ import annotations
 
 import hashlib
+import shutil
 from dataclasses import replace
 
 import pytest
 import torch
 from safetensors.torch import load_file
 
-from trainer.checkpoint import checkpoint_key
+from trainer.checkpoint_files import checkpoint_key
 from trainer.loop import run
 from trainer.spec import ResumeFrom
 
@@ -63,9 +64,12 @@ def _close(value):
     return value if value is None else pytest.approx(value, rel=1e-5, abs=1e-6)
 
 
-def test_a_resumed_run_goes_on_exactly_as_the_uninterrupted_one(uninterrupted, stopped_after_round_2):
+def test_a_resumed_run_goes_on_exactly_as_the_uninterrupted_one(uninterrupted, stopped_after_round_2, tmp_path):
     _, whole = uninterrupted
-    spec, storage, before = stopped_after_round_2
+    spec, stopped_storage, before = stopped_after_round_2
+    storage = tmp_path / "resumed"  # a copy: the other tests read the stopped run's checkpoints as it left them
+    shutil.copytree(stopped_storage, storage)
+    spec = replace(spec, storage=replace(spec.storage, location=str(storage)))
     last = [r for r in before if r.type == "round_scored"][-1]
     records: list = []
 
@@ -94,16 +98,21 @@ def test_a_resumed_run_goes_on_exactly_as_the_uninterrupted_one(uninterrupted, s
     ).read_text()
 
 
-def test_only_the_last_two_rounds_checkpoints_are_kept_and_each_record_names_its_own(uninterrupted, run_spec):
-    storage, records = uninterrupted
-    run_id = run_spec(storage).run_id
-    folder = storage / "runs" / run_id / "checkpoints"
-    assert sorted(p.name for p in folder.iterdir()) == ["round-002.pt", "round-003.pt"]
+def test_only_the_last_two_rounds_checkpoints_are_kept_and_each_record_names_its_own(stopped_after_round_2):
+    spec, storage, records = stopped_after_round_2
+    folder = storage / "runs" / spec.run_id / "checkpoints"
+    assert sorted(p.name for p in folder.iterdir()) == ["round-001.pt", "round-002.pt"]
 
     last = [r for r in records if r.type == "round_scored"][-1]
-    assert hashlib.sha256((storage / checkpoint_key(run_id, 3)).read_bytes()).hexdigest() == last.checkpoint_sha256
+    assert hashlib.sha256((storage / checkpoint_key(spec.run_id, 2)).read_bytes()).hexdigest() == last.checkpoint_sha256
     assert last.checkpoint_seconds is not None and last.checkpoint_seconds < last.seconds.total
     assert next(r for r in records if r.type == "round_scored").checkpoint_sha256 is None  # round 0 trains nothing
+
+
+def test_a_run_that_did_all_its_rounds_leaves_no_checkpoint(uninterrupted, run_spec):
+    storage, records = uninterrupted
+    assert [r.type for r in records][-2:] == ["adapter_saved", "completed"]
+    assert list((storage / "runs" / run_spec(storage).run_id / "checkpoints").iterdir()) == []
 
 
 def test_a_checkpoint_that_fails_its_checksum_is_never_used(stopped_after_round_2):
