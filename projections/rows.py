@@ -85,6 +85,23 @@ class RunRow:
         return OBJECTIVE_NAMES.get(self.objective, self.objective.upper())
 
 
+def continues_from(state: str, kind: str, objective: str, stop_reason: str | None, retried_as: Any,
+                   rounds_done: int) -> int | None:
+    """The N of "Continue from round N": the last round of a full RL run stopped by its time limit or out of memory,
+    or cancelled, once it trained a round; None when it has no Continue (the domain checks the rest, its checkpoint:
+    domain/runs/run_resume.py).
+
+    >>> continues_from("cancelled", "full", "rl", None, None, 12)
+    12
+    >>> continues_from("adapter_ready", "full", "rl", "metric_failures", None, 12) is None
+    True
+    """
+    stopped = state == "adapter_ready" and stop_reason in CONTINUABLE_STOPS
+    if not (stopped or state == "cancelled") or retried_as is not None or rounds_done < 1:
+        return None
+    return rounds_done if kind == "full" and objective == RL else None
+
+
 @dataclass(frozen=True)
 class RunDetail:
     id: UUID
@@ -126,6 +143,8 @@ class RunDetail:
     # Cancelled, or Adapter ready after an early stop) and for a draft. The page polls exactly while live.
     live: bool = False
     start_run_name: str = ""  # the name of the run whose adapter this one continues ("" when it has none)
+    # The N of "Continue from round N" (POST /api/runs/{id}/continue); None when the run has no Continue
+    continues_from: int | None = None
 
     @cached_property
     def run_settings(self) -> RunSettings:
@@ -135,16 +154,6 @@ class RunDetail:
     @property
     def can_retry(self) -> bool:
         return self.state in ("failed", "cancelled") and self.retried_as is None
-
-    @property
-    def continues_from(self) -> int | None:
-        """The N of "Continue from round N": the last round of a full RL run stopped by its time limit or out of
-        memory, or cancelled, once it trained a round; None when it has no Continue (the domain checks the rest:
-        domain/runs/run_resume.py)."""
-        stopped = self.state == "adapter_ready" and self.stop_reason in CONTINUABLE_STOPS
-        if not (stopped or self.state == "cancelled") or self.retried_as is not None or self.rounds_done < 1:
-            return None
-        return self.rounds_done if self.kind == "full" and self.run_settings.objective == RL else None
 
     @property
     def can_edit(self) -> bool:

@@ -11,7 +11,16 @@ from domain.runs import messages
 from domain.runs.objectives import OBJECTIVE_NAMES
 from domain.runs.run import RUNNING
 from domain.runs.run_settings import RunSettings
-from projections.rows import RolloutFileRow, RoundRow, RunDetail, RunRow, StepRow, TimelineEntry, read_row
+from projections.rows import (
+    RolloutFileRow,
+    RoundRow,
+    RunDetail,
+    RunRow,
+    StepRow,
+    TimelineEntry,
+    continues_from,
+    read_row,
+)
 from projections.tables import Row, Tables
 
 LIVE_STATES = ("queued", "preparing", "training", "saving_adapter")
@@ -101,6 +110,8 @@ class RunReads:
             duplicates=[UUID(value) for value in json.loads(r["duplicates_json"])],
             live=is_live(r["state"], r["kind"], stop is not None),
             start_run_name=self._run_name(org_id, r["start_run"]),
+            continues_from=continues_from(r["state"], r["kind"], objective, stop["reason"] if stop else None,
+                                          r["retried_as"], done),
         )
 
     def _run_name(self, org_id: UUID, run_id: str | None) -> str:

@@ -121,6 +121,38 @@ def test_cancel_retry_and_duplicate_make_the_runs_the_documents_describe(console
     assert duplicate["settings"]["training"]["rl"]["rounds"] == 5
 
 
+def test_continue_takes_a_cancelled_run_on_from_its_last_round_as_the_same_run(console: Console) -> None:
+    from domain.runs.progress import RoundResult
+
+    run_id = console.client.post("/api/runs", json=console.rl_body(rounds=5)).json()["run"]["id"]
+    console.client.post(f"/api/runs/{run_id}/launch")
+    console.verity.record_preparing(UUID(run_id))
+    for number in (0, 1, 2):  # the trainer's rounds, each with its checkpoint
+        console.verity.record_round_scored(UUID(run_id), RoundResult(
+            number, 0.4, reward=0.4 if number else None, signal=0.5, updated=bool(number),
+            checkpoint_sha256=f"{number:02d}" * 32 if number else None,
+        ))
+    console.settle()
+    assert console.client.get(f"/api/runs/{run_id}").json()["continues_from"] is None  # training: nothing to continue
+    console.client.post(f"/api/runs/{run_id}/cancel")
+    assert console.client.get(f"/api/runs/{run_id}").json()["continues_from"] == 2
+
+    bad = console.client.post(f"/api/runs/{run_id}/continue", json={"rounds": 0, "time_limit_hours": "soon"})
+    assert bad.status_code == 422
+    assert bad.json()["errors"] == {"rounds": "Rounds must be a whole number from 1 to 1,000.",
+                                    "time_limit_hours": "Time limit (hours) must be a number from 0.1 to 168."}
+    launched = len(console.launched)
+    continued = console.client.post(f"/api/runs/{run_id}/continue", json={"rounds": 8})
+    assert continued.status_code == 200, continued.text
+    run = continued.json()["run"]
+    assert (run["id"], run["state"], run["rounds_total"], run["rounds_done"]) == (run_id, "queued", 8, 2)
+    assert console.launched[launched:] == [UUID(run_id)]  # the jobs launch the same run again
+    again = console.client.post(f"/api/runs/{run_id}/continue")
+    assert again.status_code == 409
+    assert again.json()["detail"] == ("Only a run stopped by its time limit or out of memory, or a cancelled run, "
+                                      "can be continued: this run is Queued.")
+
+
 def test_the_openapi_schema_documents_the_api(console: Console) -> None:
     schema = console.client.get("/api/schema/openapi.json").json()
     assert {
@@ -129,6 +161,7 @@ def test_the_openapi_schema_documents_the_api(console: Console) -> None:
         "/api/runs/{run_id}/launch",
         "/api/runs/{run_id}/cancel",
         "/api/runs/{run_id}/retry",
+        "/api/runs/{run_id}/continue",
         "/api/runs/{run_id}/duplicate",
         "/api/runs/{run_id}/events",
         "/api/events",
