@@ -111,7 +111,7 @@ class ProgressRecorder:
                 self._apply(lambda run: v.record_round_scored(run_id, round_result(record), actor))
             case progress.StepLogged():
                 step = StepLog(record.step, record.steps, record.epoch, record.loss, record.seconds,
-                               record.validation_loss)
+                               record.validation_loss, record.checkpoint_sha256)
                 self._apply(lambda run: v.record_step_logged(run_id, step, actor))
             case progress.Stopped():
                 self._apply(lambda run: v.record_stopped(run_id, record.reason, record.note or "", actor))

@@ -11,7 +11,7 @@ from domain.runs.run import Run
 from domain.runs.run_settings import RunSettings
 from jobs.config import JobsConfig
 from jobs.specs import _start_adapter, dataset_rows, deadline_of, run_revision, storage_of
-from trainer.spec import ModelRef, Storage
+from trainer.spec import ModelRef, ResumeFrom, Storage
 from trainer.tune_spec import FullTuning, TuneRow, TuneSpec
 from verity.config import Settings
 
@@ -35,6 +35,7 @@ def build_tune_spec(
         storage=storage or storage_of(settings),
         deadline=deadline_of(verity, run, config),
         start_adapter=_start_adapter(verity, run),
+        resume=ResumeFrom(**run.resume_from) if run.resume_from else None,  # the step that ended an epoch
         **tuning_spec(chosen, len(train_rows)),
     )
 

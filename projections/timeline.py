@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from domain.runs import messages, objectives
-from domain.runs.run_resume import continued_sentence, resumed_on_worker_sentence, resumed_sentence
+from domain.runs.run_resume import continued_sentence, resumed_on_worker_sentence, resumed_sentence, unit_of
 from domain.storage_keys import storage_key
 from projections.base import Event, Projection
 from projections.directory import directory_entry
@@ -75,7 +75,7 @@ def sentence(e: Event, who: str, total_rounds: int, objective: str = objectives.
         case "Queued":
             return f"{who} put the run on its provider's queue."
         case "Preparing" if data.get("resuming_from") is not None:
-            return resumed_on_worker_sentence(who, data["resuming_from"])
+            return resumed_on_worker_sentence(who, data["resuming_from"], unit_of(objective))
         case "Preparing":
             return f"{who} started preparing the run: GPU, model and data."
         case "RoundScored" if data["result"]["round_number"] == 0:
@@ -102,7 +102,7 @@ def sentence(e: Event, who: str, total_rounds: int, objective: str = objectives.
         case "Failed":
             return f"The run failed: {data['message']}"
         case "Resumed":
-            return resumed_sentence(data["worker"], data["after_round"])
+            return resumed_sentence(data["worker"], data["after_round"], unit_of(objective))
         case "Continued":
             return continued_sentence(who, data["after_round"], data["changes"])
         case "Cancelled":

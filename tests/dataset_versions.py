@@ -3,6 +3,9 @@ import it as `dataset_versions` (tests/conftest.py puts this folder on sys.path)
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
 from uuid import UUID, uuid4
 
 from domain.actors import Actor
@@ -28,3 +31,25 @@ def recorded_version(
         has_images=False, actor=actor,
     )  # fmt: skip
     return version.id
+
+
+SPEEDS_OWNER = Actor("person", "owner@localhost", "owner@localhost")
+
+
+def speeds_version(world: Any, tmp_path: Path) -> str:
+    """A messages version uploaded into `world`'s storage (4 training and 2 validation examples of speeds): its
+    files are there for the jobs to read. `world`: the jobs tests' World."""
+    from app.datasets.upload import UploadedFile, record_stored_version, store_version_files
+    from verity.storage import open_storage
+
+    files = {}
+    for split, numbers in {"train": range(1, 5), "validation": range(10, 12)}.items():
+        path = tmp_path / f"{split}.jsonl"
+        path.write_text("".join(json.dumps({"messages": [
+            {"role": "user", "content": f"Speed for {2 * n} km in 2 hours?"},
+            {"role": "assistant", "content": str(n)}]}) + "\n" for n in numbers))
+        files[split] = UploadedFile(path.name, path.open("rb"))
+    storage = open_storage(world.settings)
+    dataset_id = world.verity.create_dataset(world.org_id, "speeds", SPEEDS_OWNER).id
+    return str(record_stored_version(world.verity, storage, store_version_files(storage, files), world.org_id,
+                                     dataset_id, SPEEDS_OWNER).id)

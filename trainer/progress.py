@@ -109,6 +109,7 @@ class StepLogged:
     loss: float
     seconds: float
     validation_loss: float | None = None
+    checkpoint_sha256: str | None = None  # an epoch's last step of a full run: that epoch's checkpoint
 
 
 @dataclass(frozen=True)

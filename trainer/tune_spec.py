@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from trainer.spec import MaybeTrial, ModelRef, SpecError, StartAdapter, Storage, spec_from_dict
+from trainer.spec import MaybeTrial, ModelRef, ResumeFrom, SpecError, StartAdapter, Storage, spec_from_dict
 
 Objective = Literal["sft", "dpo", "head"]
 
@@ -54,6 +54,7 @@ class TuneSpec(MaybeTrial):
     quantization: str
     start_adapter: StartAdapter | None = None
     full_run: FullTuning | None = None  # a trial's: the full run it prepares; None for a full run
+    resume: ResumeFrom | None = None  # a resumed run's step that ended its last finished epoch (`round` names it)
 
     def __post_init__(self) -> None:
         if self.objective not in ("sft", "dpo", "head"):
@@ -71,7 +72,8 @@ class TuneSpec(MaybeTrial):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TuneSpec:
-        return spec_from_dict(cls, data, row=TuneRow, full_run=FullTuning)
+        return spec_from_dict(cls, {"resume": None, **data}, row=TuneRow, full_run=FullTuning,
+                              resume=lambda value: ResumeFrom(**value) if value else None)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -16,6 +16,7 @@ import logging
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from transformers.trainer_callback import PrinterCallback
 
 from domain.runs.time_limit import must_stop_running_round
 from trainer.adapter_store import store_adapter
+from trainer.failures import RunFailed
 from trainer.model_loading import (
     PolicyUnloadable,
     StartAdapterMismatch,
@@ -46,6 +48,7 @@ from trainer.progress import (
     TrialReport,
 )
 from trainer.storage import open_storage
+from trainer.tune_checkpoints import EpochCheckpoints, unpack_checkpoint
 from trainer.tune_spec import TuneSpec
 
 log = logging.getLogger(__name__)
@@ -59,8 +62,12 @@ TRL_LEAVES_HEAD_OUT = (
 class StepReporter(TrainerCallback):
     """TRL logs a step's loss, then (at an epoch's end) the validation loss: one record per step, with both."""
 
-    def __init__(self, emit: Emit, deadline: float, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, emit: Emit, deadline: float, clock: Callable[[], float] = time.time,
+                 checkpoints: bool = False) -> None:
+        """`checkpoints`: each epoch's checkpoint is saved after its validation (trainer/tune_checkpoints.py), so
+        the record of the step that ended it waits for the checkpoint's sha256."""
         self.emit = emit
+        self.checkpoints = checkpoints
         self.deadline = deadline
         self.clock = clock
         self.started = time.monotonic()
@@ -78,21 +85,26 @@ class StepReporter(TrainerCallback):
             )
         elif "eval_loss" in logs and self.pending is not None:
             self.pending = StepLogged(**{**self.pending.__dict__, "validation_loss": float(logs["eval_loss"])})
-            self.flush()
+            if not self.checkpoints:
+                self.flush()
 
     def on_step_end(self, args, state, control, **kwargs):
         if must_stop_running_round(self.clock(), self.deadline):  # keep 3 minutes to save the adapter
             self.stopped_by_time = True
             control.should_training_stop = True
 
-    def flush(self) -> None:
+    def flush(self, checkpoint_sha256: str | None = None) -> None:
         if self.pending is not None:
+            if checkpoint_sha256 is not None:
+                self.pending = replace(self.pending, checkpoint_sha256=checkpoint_sha256)
             self.emit(self.pending)
             self.last, self.pending = self.pending, None
 
 
 def common_args(spec: TuneSpec, output_dir: str, steps_per_epoch: int) -> dict[str, Any]:
-    """The TrainingArguments both objectives share."""
+    """The TrainingArguments both objectives share. A full run saves a checkpoint at each epoch's end, after its
+    validation (trainer/tune_checkpoints.py); a trial saves none, as it is never resumed."""
+    saves = spec.full_run is None
     return {
         "output_dir": output_dir,
         "num_train_epochs": spec.epochs,
@@ -105,7 +117,8 @@ def common_args(spec: TuneSpec, output_dir: str, steps_per_epoch: int) -> dict[s
         "logging_steps": 1,
         "eval_strategy": "steps",
         "eval_steps": max(1, steps_per_epoch),  # once per epoch, on the last step's log
-        "save_strategy": "no",
+        "save_strategy": "steps" if saves else "no",
+        "save_steps": max(1, steps_per_epoch),
         "report_to": "none",
         "disable_tqdm": True,
         "bf16": torch.cuda.is_available(),
@@ -126,7 +139,7 @@ def run_tuning(spec: TuneSpec, build_trainer: TrainerBuilder, emit: Emit | None 
     torch.manual_seed(spec.seed)
     try:
         return _run(spec, build_trainer, emit)
-    except (StartAdapterMismatch, PolicyUnloadable) as problem:
+    except (StartAdapterMismatch, PolicyUnloadable, RunFailed) as problem:
         emit(Failed(message=str(problem)))
     except Exception as error:  # any other error fails the run, in words that carry no data
         log.exception("the run failed")
@@ -144,14 +157,21 @@ def _run(spec: TuneSpec, build_trainer: TrainerBuilder, emit: Emit) -> bool:
     if trains == "linear" and peft_model_trains_head(policy.model):  # the domain refuses this start; say why here too
         raise PolicyUnloadable(TRL_LEAVES_HEAD_OUT.format(name=NAMES[spec.objective]))
     emit(Prepared(len(train_rows), len(validation_rows), round(time.monotonic() - started, 3)))
-    reporter = StepReporter(emit, spec.deadline)
+    full_run = spec.full_run is None
+    reporter = StepReporter(emit, spec.deadline, checkpoints=full_run)
+    storage = open_storage(spec.storage)
+    resumed_from = spec.resume.round if spec.resume is not None else None
+    callbacks: list[Any] = [reporter]
+    if full_run:
+        callbacks.append(checkpoints := EpochCheckpoints(spec.run_id, storage, reporter, resumed_from))
     with tempfile.TemporaryDirectory(prefix="verity-tune-") as output_dir:
         steps_per_epoch = -(-len(train_rows) // spec.batch_size)
         args = common_args(spec, output_dir, steps_per_epoch)
-        trainer = build_trainer(spec, policy.model, tokenizer, train_rows, validation_rows, args, [reporter])
+        trainer = build_trainer(spec, policy.model, tokenizer, train_rows, validation_rows, args, callbacks)
         trainer.remove_callback(PrinterCallback)  # stdout carries progress records only
+        start = unpack_checkpoint(storage, spec.run_id, spec.resume, output_dir) if spec.resume else None
         trained = time.monotonic()
-        trainer.train()
+        trainer.train(resume_from_checkpoint=start)
         train_seconds = time.monotonic() - trained
     reporter.flush()
     last = reporter.last
@@ -162,7 +182,9 @@ def _run(spec: TuneSpec, build_trainer: TrainerBuilder, emit: Emit) -> bool:
         line = f"{NAMES[spec.objective]} stopped (time_limit) after step {last.step} of {last.steps}."
         emit(Stopped("time_limit", last.step, last.steps, last.step, None, line))
     model = trainer.model
-    emit(store_adapter(spec.run_id, open_storage(spec.storage), model, last.step))
+    emit(store_adapter(spec.run_id, storage, model, last.step))
+    if full_run:  # once the adapter is saved whole: nothing will go on from an epoch's checkpoint
+        checkpoints.discard()
     if spec.full_run is not None:  # a trial
         full_steps = -(-spec.full_run.train_examples // spec.batch_size) * spec.full_run.epochs
         device = policy.device

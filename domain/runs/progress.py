@@ -69,6 +69,7 @@ class StepLog:
     loss: float
     seconds: float
     validation_loss: float | None = None
+    checkpoint_sha256: str | None = None  # an epoch's last step: the epoch's checkpoint (trainer/tune_checkpoints.py)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

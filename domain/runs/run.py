@@ -243,6 +243,8 @@ class Run(RunProgress, RunResumes, RunMerges, Aggregate):
     def _resumed(self, after_round: int, checkpoint_sha256: str, worker: str, actor: dict[str, str]) -> None:
         self.resumes.append({"after_round": after_round, "checkpoint_sha256": checkpoint_sha256, "worker": worker})
         self.resume_point = {"round": after_round, "sha256": checkpoint_sha256}
+        # SFT, DPO and Head: the steps after the epoch's checkpoint are redone (RL records a round with its checkpoint)
+        self.steps = [step for step in self.steps if step["step"] <= after_round]
         self.state = QUEUED
 
     @event(Continued)

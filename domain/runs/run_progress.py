@@ -81,7 +81,8 @@ class RunProgress:
     def _training_states(self) -> tuple[str, ...]:
         """A resumed run that prepared may stop or save before its next round (its time limit, or a worker lost
         after the last round): it trained already."""
-        return (PREPARING, TRAINING) if self.resuming_from is not None and self.rounds else (TRAINING,)
+        trained = self.rounds or self.steps
+        return (PREPARING, TRAINING) if self.resuming_from is not None and trained else (TRAINING,)
 
     def log_step(self, step: dict[str, Any], actor: dict[str, str]) -> None:
         """An SFT or DPO optimizer step (domain/runs/progress.py's StepLog), in order."""

@@ -3,6 +3,11 @@ was in progress: by itself when its worker was lost (`Resumed`), or when someone
 its time limit or out of memory, or cancelled (`Continued`: "Continue from round N", optionally with more rounds or a
 new time limit). Either way it is the same run: its rounds go on from N + 1, in the same rounds table and chart.
 
+An SFT, DPO or Head run resumes too when its worker is lost, from the checkpoint of its last finished epoch: the
+step that ended it is the point it goes on from, and the steps logged after it are redone (the run's steps are
+taken back to that step; the event store keeps what was logged). A trial is never resumed: its one round or epoch
+is what it measures, and Retry runs it again.
+
 A mixin of the Run aggregate (domain/runs/run.py), like RunProgress: the check is here, the `Resumed` event stays
 declared on the Run. Only a full RL run whose last recorded round left a checkpoint resumes; a trial (one round),
 an SFT or DPO run, or a run lost before its first round ended fails as before, and Retry starts it again. The same
@@ -23,22 +28,26 @@ MAX_RESUMES_OF_A_ROUND = 3
 CONTINUABLE_STOPS = ("time_limit", "out_of_memory")  # metric failures would stop it again: fix the metric first
 
 
-def resumed_sentence(worker: str, after_round: int) -> str:
+def unit_of(objective: str) -> str:
+    """What a run counts and resumes after: an RL run's rounds, an SFT, DPO or Head run's optimizer steps."""
+    return "round" if objectives.is_rl(objective) else "step"
+
+
+def resumed_sentence(worker: str, after: int, unit: str = "round") -> str:
     """The timeline's words for a Run.Resumed event.
 
     >>> resumed_sentence("The worker (gpu-7, process 4242)", 12)
     'The worker (gpu-7, process 4242) stopped after round 12; the run went back on its queue to resume from round \
 12.'
+    >>> resumed_sentence("The worker (gpu-7, process 4242)", 40, "step")
+    'The worker (gpu-7, process 4242) stopped after step 40; the run went back on its queue to resume from step 40.'
     """
-    return (
-        f"{worker} stopped after round {after_round}; the run went back on its queue to resume from round "
-        f"{after_round}."
-    )
+    return f"{worker} stopped after {unit} {after}; the run went back on its queue to resume from {unit} {after}."
 
 
-def gave_up_words(after_round: int) -> str:
+def gave_up_words(after: int, unit: str = "round") -> str:
     return (
-        f"It was resumed from round {after_round} {MAX_RESUMES_OF_A_ROUND} times and its worker was lost each time, "
+        f"It was resumed from {unit} {after} {MAX_RESUMES_OF_A_ROUND} times and its worker was lost each time, "
         "so it was not resumed again."
     )
 
@@ -55,19 +64,20 @@ def continued_sentence(who: str, after_round: int, changes: list[str]) -> str:
     return f"{who} continued the run from round {after_round}{changed}; it went back on its queue."
 
 
-def resumed_on_worker_sentence(who: str, after_round: int) -> str:
+def resumed_on_worker_sentence(who: str, after: int, unit: str = "round") -> str:
     """The timeline's words for the Preparing that follows a Resumed or Continued: the worker that took it on.
 
     >>> resumed_on_worker_sentence("Worker gpu-8 (process 77)", 12)
     'The run resumed from round 12 on Worker gpu-8 (process 77): GPU, model and the checkpoint of round 12.'
     """
-    return f"The run resumed from round {after_round} on {who}: GPU, model and the checkpoint of round {after_round}."
+    return f"The run resumed from {unit} {after} on {who}: GPU, model and the checkpoint of {unit} {after}."
 
 
 class RunResumes:
     # provided by Run
     state: str
     rounds: list[dict[str, Any]]
+    steps: list[dict[str, Any]]
     resumes: list[dict[str, Any]]
     resume_point: dict[str, Any] | None
     stop: dict[str, Any] | None
@@ -88,29 +98,35 @@ class RunResumes:
         checkpoint; None for a run launched from its draft."""
         return self.resume_point
 
-    def _last_checkpoint(self) -> dict[str, Any] | None:
-        last = self.rounds[-1] if self.rounds else None
-        if last is None or last["round_number"] < 1 or not last.get("checkpoint_sha256"):
-            return None
-        return last
+    def _last_checkpoint(self) -> tuple[int, str] | None:
+        """(round or step, checkpoint sha256) of the last point a run can go on from: an RL run's last round (each
+        round after round 0 leaves one), an SFT, DPO or Head run's last step that ended an epoch."""
+        if objectives.is_rl(self.objective):
+            last = self.rounds[-1] if self.rounds else None
+            if last is None or last["round_number"] < 1 or not last.get("checkpoint_sha256"):
+                return None
+            return last["round_number"], last["checkpoint_sha256"]
+        ended_epochs = [step for step in self.steps if step.get("checkpoint_sha256")]
+        return (ended_epochs[-1]["step"], ended_epochs[-1]["checkpoint_sha256"]) if ended_epochs else None
 
     def resume_refusal(self) -> str | None:
         """Why this run can't resume now, in words; None when it can."""
-        if self.is_trial or not objectives.is_rl(self.objective):
-            return "Only a full RL run resumes from a checkpoint."
+        if self.is_trial:
+            return "A trial is not resumed: Retry runs it again."
         if self.state not in (PREPARING, TRAINING):
             return "Only a preparing or training run is resumed when its worker is lost."
         if self._last_checkpoint() is None:
-            return "No round of this run left a checkpoint yet."
+            unit = "round" if objectives.is_rl(self.objective) else "epoch"
+            return f"No {unit} of this run left a checkpoint yet."
         return self.gave_up_resuming()
 
     def gave_up_resuming(self) -> str | None:
-        """Why the run is not resumed again, when its last round was resumed MAX_RESUMES_OF_A_ROUND times."""
-        if not self.rounds:
+        """Why the run is not resumed again, when its last checkpoint was resumed from MAX_RESUMES_OF_A_ROUND
+        times."""
+        if (point := self._last_checkpoint()) is None:
             return None
-        last = self.rounds[-1]["round_number"]
-        times = sum(1 for r in self.resumes if r["after_round"] == last)
-        return gave_up_words(last) if times >= MAX_RESUMES_OF_A_ROUND else None
+        times = sum(1 for r in self.resumes if r["after_round"] == point[0])
+        return gave_up_words(point[0], unit_of(self.objective)) if times >= MAX_RESUMES_OF_A_ROUND else None
 
     @property
     def resuming_from(self) -> int | None:
@@ -121,9 +137,9 @@ class RunResumes:
         """`worker`: the lost worker in words ("The worker (gpu-7, process 4242)")."""
         if (refusal := self.resume_refusal()) is not None:
             raise IllegalTransition(refusal)
-        last = self.rounds[-1]
-        self._resumed(after_round=last["round_number"], checkpoint_sha256=last["checkpoint_sha256"], worker=worker,
-                      actor=actor)
+        point = self._last_checkpoint()
+        assert point is not None  # resume_refusal checked there is one
+        self._resumed(after_round=point[0], checkpoint_sha256=point[1], worker=worker, actor=actor)
 
     # --- Continue from round N: the user's command ------------------------------------------------------------
     def continue_refusal(self) -> str | None:

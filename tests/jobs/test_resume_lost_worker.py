@@ -9,8 +9,10 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from domain.actors import Actor
 from domain.runs.progress import RoundResult
 from domain.runs.run_resume import MAX_RESUMES_OF_A_ROUND
+from domain.runs.settings import run_body_from_api
 from jobs.reconciler import reconcile
 from jobs.specs import build_run_spec
 from projections.runner import decode
@@ -101,3 +103,51 @@ def test_a_run_lost_before_any_checkpoint_fails_as_before(world: World) -> None:
 
     run = world.verity.get_run(None, run_id)
     assert run.state == "failed" and "Rounds after round 1 were lost" in run.failure and not run.resumes
+
+
+def test_an_sft_run_lost_after_an_epoch_resumes_from_it_and_redoes_the_steps_after_it(world: World, tmp_path) -> None:
+    from dataset_versions import speeds_version
+
+    from jobs.recording import ProgressRecorder
+    from jobs.tune_specs import build_tune_spec
+    from trainer import progress
+
+    owner = Actor("person", "owner@localhost", "owner@localhost")
+    draft = run_body_from_api({"name": "sft", "dataset_version": speeds_version(world, tmp_path),
+                               "training": {"objective": "sft"}})
+    run_id = world.verity.save_run(world.org_id, world.project_id, draft, owner).id
+    world.verity.launch_run(world.org_id, run_id, owner, "owner")
+    world.verity.record_preparing(run_id)
+    recorder = ProgressRecorder(world.verity, run_id)
+    for record in (  # epoch 1 ends at step 2 with its checkpoint; step 3 is logged, then the worker is lost
+        progress.StepLogged(1, 6, 0.5, 2.0, 1.0),
+        progress.StepLogged(2, 6, 1.0, 1.5, 2.0, validation_loss=1.4, checkpoint_sha256="02" * 32),
+        progress.StepLogged(3, 6, 1.5, 1.2, 3.0),
+    ):
+        recorder.record(record)
+
+    assert _lost(world, run_id) == []
+
+    run = world.verity.get_run(None, run_id)
+    assert (run.state, [step["step"] for step in run.steps]) == ("queued", [1, 2])  # step 3 is redone
+    assert sentence(_last_event(world), "Reconciler", run.total_rounds, "sft") == (
+        f"The worker running this run ({socket.gethostname()}, process 4242) stopped after step 2; the run went "
+        "back on its queue to resume from step 2."
+    )
+    spec = build_tune_spec(world.verity, run, world.settings, world.ctx.config)
+    assert spec.resume == ResumeFrom(round=2, sha256="02" * 32)
+    world.verity.record_preparing(run_id)
+    assert sentence(_last_event(world), "Worker gpu-8 (process 77)", run.total_rounds, "sft") == (
+        "The run resumed from step 2 on Worker gpu-8 (process 77): GPU, model and the checkpoint of step 2."
+    )
+    recorder.record(progress.StepLogged(3, 6, 1.5, 1.1, 2.5))  # the redone step is taken
+    assert [step["loss"] for step in world.verity.get_run(None, run_id).steps] == [2.0, 1.5, 1.1]
+
+
+def test_a_trial_is_never_resumed(world: World) -> None:
+    run_id = world.launched(kind="trial")
+    world.verity.record_preparing(run_id)
+    _scored(world, run_id, 0)
+
+    assert _lost(world, run_id) == [run_id]
+    assert world.verity.get_run(None, run_id).state == "failed"

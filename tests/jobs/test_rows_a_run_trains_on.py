@@ -4,30 +4,14 @@ whole batch in one pass."""
 
 from __future__ import annotations
 
-import json
+from dataset_versions import speeds_version
 
-from app.datasets.upload import UploadedFile, record_stored_version, store_version_files
 from domain.actors import Actor
 from domain.runs.settings import run_body_from_api
 from jobs.specs import build_run_spec
 from jobs.tune_specs import build_tune_spec
-from verity.storage import open_storage
 
 OWNER = Actor("person", "owner@localhost", "owner@localhost")
-
-
-def speeds_version(world, tmp_path) -> str:
-    files = {}
-    for split, numbers in {"train": range(1, 5), "validation": range(10, 12)}.items():
-        path = tmp_path / f"{split}.jsonl"
-        path.write_text("".join(json.dumps({"messages": [
-            {"role": "user", "content": f"Speed for {2 * n} km in 2 hours?"},
-            {"role": "assistant", "content": str(n)}]}) + "\n" for n in numbers))
-        files[split] = UploadedFile(path.name, path.open("rb"))
-    storage = open_storage(world.settings)
-    dataset_id = world.verity.create_dataset(world.org_id, "speeds", OWNER).id
-    return str(record_stored_version(world.verity, storage, store_version_files(storage, files), world.org_id,
-                                     dataset_id, OWNER).id)
 
 
 def launched(world, body: dict):
