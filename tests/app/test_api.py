@@ -147,6 +147,9 @@ def test_continue_takes_a_cancelled_run_on_from_its_last_round_as_the_same_run(c
     run = continued.json()["run"]
     assert (run["id"], run["state"], run["rounds_total"], run["rounds_done"]) == (run_id, "queued", 8, 2)
     assert console.launched[launched:] == [UUID(run_id)]  # the jobs launch the same run again
+    feed = console.client.get("/api/events", params={"after": 0, "limit": 1000}).json()["events"]
+    told = [event for event in feed if event["type"] == "Run.Continued"]
+    assert len(told) == 1 and told[0]["data"]["after_round"] == 2 and told[0]["data"]["changes"] == ["Rounds 5 → 8"]
     again = console.client.post(f"/api/runs/{run_id}/continue")
     assert again.status_code == 409
     assert again.json()["detail"] == ("Only a run stopped by its time limit or out of memory, or a cancelled run, "
