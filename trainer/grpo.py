@@ -1,11 +1,13 @@
 """GRPO arithmetic as small pure functions: group advantages → uniform groups → token weights → batch → loss.
 
-Matches TRL 1.16's GRPOTrainer with one pass per round (num_iterations=1), no KL term (beta=0) and rewards scaled
-by the group's standard deviation (scale_rewards="group", TRL's default for every loss type):
+Matches TRL 1.16's GRPOTrainer with no KL term (beta=0) and rewards scaled by the group's standard deviation
+(scale_rewards="group", TRL's default for every loss type):
 
 - advantage of answer j to prompt i: (r_ij - mean_i) / (std_i + 1e-4), std with Bessel's correction;
-- per-token surrogate: -A · exp(logp - logp.detach()); its value is -A and its gradient -A · ∇logp, because with one
-  pass the new and old policies are the same, so the ratio is 1 and PPO's clipping never acts;
+- per-token surrogate: -min(r·A, clip(r, 1-ε_low, 1+ε_high)·A) with r = exp(logp - logp_old); in a round's first
+  pass the new and old policies are the same, so r is 1, the value is -A, the gradient -A · ∇logp and the clip never
+  acts; later passes over the same answers (TRL's num_iterations) have r ≠ 1 and the clip holds them near the
+  sampling policy;
 - the loss normalisation is the named choice `loss_type`, applied as one weight per answer token (token_weights):
   grpo: mean over an answer's tokens, then mean over the round's answers;
   dapo: sum over all answer tokens / number of answer tokens in the round (global);
@@ -81,20 +83,55 @@ def token_weights(loss_type: LossType, answer_tokens: torch.Tensor, max_answer_t
     raise ValueError(f"unknown loss type {loss_type!r}")
 
 
+CLIP_LOW = CLIP_HIGH = 0.2  # PPO's and TRL's clip range; DAPO's clip-higher raises the upper one to 0.28
+
+
 def policy_loss(
-    logprobs: torch.Tensor, mask: torch.Tensor, advantages: torch.Tensor, weights: torch.Tensor
+    logprobs: torch.Tensor,
+    mask: torch.Tensor,
+    advantages: torch.Tensor,
+    weights: torch.Tensor,
+    old_logprobs: torch.Tensor | None = None,
+    clip_low: float = CLIP_LOW,
+    clip_high: float = CLIP_HIGH,
 ) -> torch.Tensor:
-    """The weighted GRPO surrogate of a micro batch; summing it over a round's micro batches gives the round's loss.
+    """The weighted, clipped GRPO surrogate of a micro batch, -min(r·A, clip(r, 1-ε_low, 1+ε_high)·A) per token;
+    summing it over a round's micro batches gives the round's loss.
 
     logprobs: [answers, tokens] log-probabilities of the sampled tokens under the current adapter
     mask: [answers, tokens] 1 for answer tokens, 0 for padding
     advantages, weights: [answers]
+    old_logprobs: [answers, tokens] the sampling policy's (the first pass's, detached); None in the first pass,
+    where the ratio r is exactly 1 and the clip never acts
 
     One answer of two tokens, advantage 0.5, weight 0.5: value -0.5 (= -A · Σ weight), gradient -0.25 per logprob.
     """
-    ratio = torch.exp(logprobs - logprobs.detach())  # [answers, tokens], exactly 1: one pass, no old policy
-    per_token = -ratio * advantages.unsqueeze(1)  # [answers, tokens]
+    old = logprobs.detach() if old_logprobs is None else old_logprobs
+    ratio = torch.exp(logprobs - old)  # [answers, tokens]
+    advantage = advantages.unsqueeze(1)  # [answers, 1]
+    per_token = -torch.min(ratio * advantage, torch.clamp(ratio, 1 - clip_low, 1 + clip_high) * advantage)
     return (per_token * mask * weights.unsqueeze(1)).sum()
+
+
+def clipped_tokens(
+    logprobs: torch.Tensor,
+    old_logprobs: torch.Tensor,
+    mask: torch.Tensor,
+    advantages: torch.Tensor,
+    clip_low: float = CLIP_LOW,
+    clip_high: float = CLIP_HIGH,
+) -> float:
+    """How many answer tokens the clip held back (TRL's clip_ratio/region_mean, before dividing): a ratio below
+    1-ε_low with a negative advantage, or above 1+ε_high with a positive one. Shapes as policy_loss's.
+
+    >>> clipped_tokens(torch.tensor([[0.0, -1.0]]), torch.tensor([[-0.5, -1.0]]), torch.ones(1, 2), torch.tensor([1.0]))
+    1.0
+    """
+    with torch.no_grad():
+        ratio = torch.exp(logprobs - old_logprobs)
+        advantage = advantages.unsqueeze(1)
+        held = ((ratio < 1 - clip_low) & (advantage < 0)) | ((ratio > 1 + clip_high) & (advantage > 0))
+        return float((held.to(mask.dtype) * mask).sum())
 
 
 def micro_batches(lengths: Sequence[int], max_size: int, shrink: float = 0.75) -> list[list[int]]:
