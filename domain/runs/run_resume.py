@@ -8,11 +8,11 @@ step that ended it is the point it goes on from, and the steps logged after it a
 taken back to that step; the event store keeps what was logged). A trial is never resumed: its one round or epoch
 is what it measures, and Retry runs it again.
 
-A mixin of the Run aggregate (domain/runs/run.py), like RunProgress: the check is here, the `Resumed` event stays
-declared on the Run. Only a full RL run whose last recorded round left a checkpoint resumes; a trial (one round),
-an SFT or DPO run, or a run lost before its first round ended fails as before, and Retry starts it again. The same
-round is resumed at most MAX_RESUMES_OF_A_ROUND times: a worker lost again and again at one round is a cause to
-look at, not to repeat.
+A mixin of the Run aggregate (domain/runs/run.py), like RunProgress: the checks are here, the `Resumed` and
+`Continued` events stay declared on the Run. A run lost before its first checkpoint (round 1's, or its first
+epoch's) fails as before, and Retry starts it again. The same point is resumed from at most MAX_RESUMES_OF_A_ROUND
+times: a worker lost again and again at one round is a cause to look at, not to repeat. Continue is for full RL
+runs: an SFT, DPO or Head run stopped by its time limit keeps the adapter of its last step, and Retry trains again.
 """
 
 from __future__ import annotations
