@@ -1,6 +1,11 @@
 """A round's GRPO update of the adapter: group advantages → skip uniform groups → token weights → micro batches →
-loss → one optimizer step (constant learning rate, no KL term). The arithmetic is trainer/grpo.py's pure functions;
-this module runs them on the model, in place.
+loss → one optimizer step per pass (constant learning rate, no KL term). The arithmetic is trainer/grpo.py's pure
+functions; this module runs them on the model, in place.
+
+A round makes `spec.epochs` passes over its answers (TRL's num_iterations), each one optimizer step over every
+micro batch. The first pass keeps each micro batch's log-probabilities as the sampling policy's; the passes after
+it compute the clipped ratio against them. With `spec.max_grad_norm` the gradient is clipped to that norm before
+each step (TRL's max_grad_norm); the norm before clipping is reported either way.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from trainer.failures import RoundInterrupted
 from trainer.grpo import (
     SharedPromptBatch,
     build_shared_prompt_batch,
+    clipped_tokens,
     group_advantages,
     micro_batches,
     policy_loss,
@@ -36,8 +42,10 @@ class UpdateOutOfMemory(RuntimeError):
 class UpdateResult:
     updated: bool
     signal: float  # share of prompts learned from, in [0, 1]
-    loss: float | None
+    loss: float | None  # the first pass's (the sampling policy's)
     token_entropy: float | None
+    clipped: float | None = None  # share of answer tokens the clip held back, over the passes after the first
+    grad_norm: float | None = None  # the gradient's norm before clipping, mean over the passes
 
 
 class KeptAnswer(NamedTuple):
@@ -51,8 +59,8 @@ class KeptAnswer(NamedTuple):
 
 def update_policy(spec: RunSpec, policy: Policy, optimizer, train_prompts: list[list[int]], scored: ScoredRound,
                   should_stop: Callable[[], bool]) -> UpdateResult:
-    """One pass over the answers of the prompts whose answers did not all score alike, in micro batches, then
-    one optimizer step (constant learning rate, no KL term)."""
+    """`spec.epochs` passes over the answers of the prompts whose answers did not all score alike, in micro
+    batches, each pass one optimizer step (constant learning rate, no KL term)."""
     advantages = group_advantages(scored.rewards)  # [prompts, answers]
     learn_from = varied_groups(scored.rewards)  # [prompts]
     signal = float(learn_from.float().mean()) if learn_from.numel() else 0.0
@@ -61,20 +69,34 @@ def update_policy(spec: RunSpec, policy: Policy, optimizer, train_prompts: list[
 
     kept = kept_answers(scored, learn_from, advantages, spec.loss_type, spec.max_answer_tokens)
     prompts = [train_prompts[i] for i in scored.indices]
-    optimizer.zero_grad(set_to_none=True)
-    total_loss, entropy_sum, entropy_tokens = 0.0, 0.0, 0.0
+    batches = micro_batches([len(prompts[k.prompt]) + len(k.token_ids) for k in kept], spec.micro_batch_size)
+    sampled: list[torch.Tensor] = []  # each micro batch's log-probabilities in the first pass: the old policy's
+    first_loss, entropy_sum, entropy_tokens = 0.0, 0.0, 0.0
+    clipped, later_tokens, norms = 0.0, 0.0, []
+    trained = [p for p in policy.model.parameters() if p.requires_grad]
     policy.model.train()
-    for indices in micro_batches([len(prompts[k.prompt]) + len(k.token_ids) for k in kept], spec.micro_batch_size):
-        if should_stop():
-            raise RoundInterrupted
-        loss, entropy, tokens = _backward(policy, prompts, [kept[i] for i in indices])
-        total_loss += loss
-        entropy_sum += entropy
-        entropy_tokens += tokens
-    optimizer.step()
+    for epoch in range(spec.epochs):
+        optimizer.zero_grad(set_to_none=True)
+        for number, indices in enumerate(batches):
+            if should_stop():
+                raise RoundInterrupted
+            old = sampled[number] if epoch else None
+            micro = _backward(policy, prompts, [kept[i] for i in indices], old, spec.clip_low, spec.clip_high)
+            if epoch == 0:
+                first_loss += micro.loss
+                entropy_sum += micro.entropy
+                entropy_tokens += micro.tokens
+                if spec.epochs > 1:
+                    sampled.append(micro.logprobs)
+            else:
+                clipped += micro.clipped
+                later_tokens += micro.tokens
+        norms.append(float(torch.nn.utils.clip_grad_norm_(trained, spec.max_grad_norm or float("inf"))))
+        optimizer.step()
     optimizer.zero_grad(set_to_none=True)
     return UpdateResult(
-        updated=True, signal=signal, loss=total_loss, token_entropy=entropy_sum / max(entropy_tokens, 1.0)
+        updated=True, signal=signal, loss=first_loss, token_entropy=entropy_sum / max(entropy_tokens, 1.0),
+        clipped=clipped / later_tokens if later_tokens else None, grad_norm=sum(norms) / len(norms),
     )
 
 
@@ -94,23 +116,38 @@ def kept_answers(scored: ScoredRound, learn_from: torch.Tensor, advantages: torc
     ]
 
 
-def _backward(policy: Policy, prompts: list[list[int]], micro: list[KeptAnswer]) -> tuple[float, float, float]:
-    """The micro batch's loss, back-propagated into the adapter's gradients. → loss, entropy summed over its answer
-    tokens, and their number."""
+class MicroBatchResult(NamedTuple):
+    loss: float
+    entropy: float  # summed over the micro batch's answer tokens
+    tokens: float  # its answer tokens
+    logprobs: torch.Tensor  # [answers, tokens], detached: the old policy's for the passes after the first
+    clipped: float  # answer tokens the clip held back (none in the first pass)
+
+
+def _backward(policy: Policy, prompts: list[list[int]], micro: list[KeptAnswer], old: torch.Tensor | None,
+              clip_low: float, clip_high: float) -> MicroBatchResult:
+    """The micro batch's loss, back-propagated into the adapter's gradients (`old`: the first pass's
+    log-probabilities of these answers; None in the first pass)."""
     try:
         logprobs, entropy, mask = micro_batch_logprobs(policy, prompts, micro)  # [answers, tokens]
+        advantages = torch.tensor([m.advantage for m in micro], device=policy.device)  # [answers]
         loss = policy_loss(
             logprobs,
             mask,
-            torch.tensor([m.advantage for m in micro], device=policy.device),  # [answers]
+            advantages,
             torch.tensor([m.weight for m in micro], device=policy.device),  # [answers]
+            old_logprobs=old,
+            clip_low=clip_low,
+            clip_high=clip_high,
         )
         loss.backward()
     except (RuntimeError, MemoryError) as error:
         if is_out_of_memory(error):
             raise UpdateOutOfMemory(str(error)) from error
         raise
-    return float(loss.detach()), float((entropy * mask).sum()), float(mask.sum())
+    held = clipped_tokens(logprobs, old, mask, advantages, clip_low, clip_high) if old is not None else 0.0
+    return MicroBatchResult(float(loss.detach()), float((entropy * mask).sum()), float(mask.sum()),
+                            logprobs.detach(), held)
 
 
 def micro_batch_logprobs(policy: Policy, prompts: list[list[int]], micro: list[KeptAnswer]):

@@ -72,6 +72,10 @@ class RoundScored:
     # the round's checkpoint (trainer/checkpoint.py): its sha256, which a resumed run checks, and its writing time
     checkpoint_sha256: str | None = None
     checkpoint_seconds: float | None = None
+    # Epochs (trainer/grpo_update.py): the share of tokens the clip held back in the passes after the first, and the
+    # gradient's norm before clipping (mean over the passes)
+    clipped: float | None = None
+    grad_norm: float | None = None
 
     def log_line(self) -> str:
         """The Training logs line, exactly as PRODUCT.md gives it.

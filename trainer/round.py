@@ -117,6 +117,8 @@ def round_record(round_number: int, rounds: int, scored: ScoredRound, update: Up
         token_entropy=update.token_entropy,
         peak_memory_bytes=peak_memory,
         accuracy=scored.accuracy,
+        clipped=update.clipped,
+        grad_norm=update.grad_norm,
     )
 
 

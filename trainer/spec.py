@@ -150,8 +150,14 @@ class RunSpec(MaybeTrial):
     start_adapter: StartAdapter | None = None
     full_run: FullRun | None = None  # a trial's: the full run it prepares; None for a full run
     resume: ResumeFrom | None = None  # a resumed run's last finished round; None for a run from round 0
+    epochs: int = 1  # passes over each round's answers, one optimizer step each (TRL's num_iterations)
+    clip_low: float = 0.2  # the clipped ratio's range, 1 - clip_low to 1 + clip_high (acts from the second pass)
+    clip_high: float = 0.2
+    max_grad_norm: float | None = None  # the gradient's norm is clipped to it before each step; None: never
 
     def __post_init__(self) -> None:
+        if not 1 <= self.epochs <= 4:
+            raise SpecError(f"epochs must be from 1 to 4, not {self.epochs!r}")
         if self.loss_type not in ("grpo", "dapo", "dr_grpo"):
             raise SpecError(f"loss_type must be grpo, dapo or dr_grpo, not {self.loss_type!r}")
         if self.generation_backend not in (None, "vllm", "transformers"):
