@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 WORKER_STOPPED = (
     "The worker training this run was stopped (its machine shut down or the worker was restarted), so the run "
     "was ended. Retry starts the run again from round 1."
-)  # a full RL run with a checkpoint resumes instead (domain/runs/run_resume.py)
+)  # a full run with a checkpoint resumes instead (domain/runs/run_resume.py)
 
 
 def over_price_limit(price: float, limit: float) -> str:

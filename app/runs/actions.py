@@ -1,7 +1,6 @@
 """The commands on a run's page: Launch, Cancel, Retry, Continue from round N, Duplicate, Merge model and Score
-against baseline. Each
-records its command and goes back to the run page; a refusal (the plan, the role, launch readiness) draws the run
-page again with the words beside its actions."""
+against baseline. Each records its command and goes back to the run page; a refusal (the plan, the role, launch
+readiness) draws the run page again with the words beside its actions."""
 
 from __future__ import annotations
 
@@ -10,14 +9,12 @@ from typing import Annotated, Any
 from uuid import UUID
 
 from litestar import Response, post
-from litestar.enums import RequestEncodingType
-from litestar.params import Body
 from litestar.plugins.htmx import HTMXRequest
 from litestar.response import Redirect, Template
 
 from app.runs.merging import ask_for_merge
-from app.runs.pages import found
-from app.runs.readiness import launch_when_ready
+from app.runs.pages import FORM, found
+from app.runs.readiness import continue_when_ready, launch_when_ready
 from app.runs.samples import samples_context
 from app.runs.view import run_page_context
 from app.shell.console import Console, ConsoleController, ConsoleDep
@@ -25,10 +22,7 @@ from app.shell.dependencies import StorageDep
 from app.shell.errors import status_of
 from app.shell.jobs import jobs_of
 from domain.errors import DomainError, NotAllowed, NotReady, PlanNeeded
-from domain.runs.settings import continue_changes
 from domain.written import Written
-
-FORM = Body(media_type=RequestEncodingType.URL_ENCODED)
 
 
 class RunActionsController(ConsoleController):
@@ -62,9 +56,8 @@ class RunActionsController(ConsoleController):
         """Continue from round N, optionally with more Rounds or a new Time limit (empty keeps the run's): the same
         run goes on from its last round's checkpoint; a refusal (the run, a setting, the plan) shows on its page."""
         try:
-            command = continue_command(console, data)  # a setting out of bounds: refused before anything is asked
-            written = launch_when_ready(command, request, console.read_models, console.identity, run_id)
-        except DomainError as refused:  # not continuable, the plan, the role, readiness
+            written = continue_when_ready(request, console, run_id, data)
+        except DomainError as refused:  # a setting out of bounds, not continuable, the plan, the role, readiness
             return _refused_on_run_page(console, run_id, refused, storage)
         return _to_run(console, written)
 
@@ -90,16 +83,6 @@ def _launched(
     except (NotAllowed, NotReady) as refused:
         return _refused_on_run_page(console, run_id, refused, storage)
     return _to_run(console, written)
-
-
-def continue_command(console: Console, values: dict[str, Any]) -> Callable[..., Written]:
-    """Verity.continue_run with the Rounds and Time limit asked for, as launch_when_ready calls a command."""
-    changes = continue_changes(values)  # refuses a bad one before anything is recorded
-
-    def command(org_id: UUID, run_id: UUID, actor: Any, role: Any, not_ready: str | None) -> Written:
-        return console.verity.continue_run(org_id, run_id, actor, role, changes, not_ready)
-
-    return command
 
 
 def _refused_on_run_page(console: Console, run_id: UUID, refused: DomainError, storage: Any) -> Template:

@@ -15,10 +15,9 @@ from litestar import Request, delete, get, post, put
 from litestar.openapi.spec import Example
 from litestar.params import Body
 
-from app.runs.actions import continue_command
 from app.runs.merging import ask_for_merge
 from app.runs.projects import choose_project
-from app.runs.readiness import launch_when_ready
+from app.runs.readiness import continue_when_ready, launch_when_ready
 from app.runs.schemas import CommandAnswer, RunOut
 from app.shell.console import Console, ConsoleController, ConsoleDep
 from app.shell.dependencies import ReadModelsDep
@@ -96,8 +95,7 @@ class RunsApiController(ConsoleController):
         checkpoint of its last finished round, as the same run. Optional body: {"rounds": 30} for more rounds,
         {"time_limit_hours": 4} for a new time limit, counted from now; 422 for a bad one, 409 for a run that
         can't be continued (why, in words)."""
-        command = continue_command(console, dict(data or {}))
-        return _answer(console, launch_when_ready(command, request, console.read_models, console.identity, run_id))
+        return _answer(console, continue_when_ready(request, console, run_id, data or {}))
 
     @post("/{run_id:uuid}/cancel", name="api:runs:cancel", status_code=200, sync_to_thread=True)
     def cancel(self, run_id: UUID, console: ConsoleDep) -> RunOut:

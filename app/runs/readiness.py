@@ -4,15 +4,17 @@ checks nothing here, and a worker that can't train the run still fails it in wor
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from litestar import Request
 
 from app.shell.jobs import wait_until_sent
+from domain.runs.settings import continue_changes
 
 if TYPE_CHECKING:
+    from app.shell.console import Console
     from app.shell.identity import Identity
     from domain.runs.run_settings import RunSettings
     from domain.written import Written
@@ -42,3 +44,15 @@ def launch_when_ready(
     written = command(identity.organization_id, run_id, identity.actor, identity.role, not_ready)
     wait_until_sent(request, written.position)
     return written
+
+
+def continue_when_ready(request: Request[Any, Any, Any], console: Console, run_id: UUID,
+                        values: Mapping[str, Any]) -> Written:
+    """Continue from round N (the page's form or the API's body: optional Rounds and Time limit), refused as a
+    launch is; a setting out of bounds is refused before anything is asked."""
+    changes = continue_changes(values)
+
+    def command(org_id: UUID, run_id: UUID, actor: Any, role: Any, not_ready: str | None) -> Written:
+        return console.verity.continue_run(org_id, run_id, actor, role, changes, not_ready)
+
+    return launch_when_ready(command, request, console.read_models, console.identity, run_id)
