@@ -1,16 +1,20 @@
 """Seconds per round of this trainer against TRL's GRPOTrainer, on the same tiny model, prompts, reward and settings.
 
-    .venv/bin/python bench/trainer_vs_trl.py [--rounds 8] [--loss-type dapo] [--model DIR]
+    .venv/bin/python bench/trainer_vs_trl.py [--rounds 8] [--loss-type dapo] [--epochs 1] [--model DIR]
 
 Both sides: the tiny model (built here if missing), Math Pairs prompts, the math_pairs reward without format bonus,
 16 prompts × 8 answers × up to 32 tokens, temperature 1, LoRA rank 16 / alpha 32 on every linear layer, no dropout,
-fp32, no activation checkpointing, constant learning rate 5e-4, no KL term, one pass per round, 128 answers per
-forward/backward at most. The first round of each block is left out of the median (warm-up).
+fp32, no activation checkpointing, constant learning rate 5e-4, no KL term, gradient norm clipped to 1.0, 128 answers
+per forward/backward at most, and --epochs passes over each round's answers (TRL's num_iterations: its round is
+that many optimizer steps on one generation, timed together), clip range 0.2. The first round of each block is left
+out of the median (warm-up).
 
 Where they differ in what they compute:
 - ours skips prompts whose answers all scored alike before any forward pass (TRL trains on them with advantage 0;
   the gradient is the same, the work is not);
 - ours scores a cut-off answer 0 without grading it (TRL grades it like any other; at 32 tokens almost none are);
+- with Epochs above 1, ours keeps the sampling policy's log-probabilities from its first pass; TRL computes them
+  with one more forward pass over the answers after generating;
 - ours also scores a validation sample greedily after every round and keeps the best round's adapter; TRL has no
   such step. The headline compares sampling + grading + update (what a TRL step does); the line "with validation"
   adds ours' validation.
@@ -48,7 +52,9 @@ def ensure_tiny_model(folder: Path | None) -> Path:
     return folder
 
 
-def ours(model_dir: Path, rows: list[dict], validation: list[dict], rounds: int, loss_type: str):
+def ours_records(model_dir: Path, rows: list[dict], validation: list[dict], rounds: int, loss_type: str,
+                 epochs: int = 1, seed: int = 0, learning_rate: float = LEARNING_RATE) -> list:
+    """Our trainer's round records (round 0, the starting adapter's validation, first) for a full run."""
     from domain.runs.run_settings import RunSettings
     from jobs.specs import training_spec
     from trainer.loop import run
@@ -56,9 +62,9 @@ def ours(model_dir: Path, rows: list[dict], validation: list[dict], rounds: int,
 
     chosen = RunSettings(
         rounds=rounds, prompts_per_round=PROMPTS_PER_ROUND, answers_per_prompt=ANSWERS_PER_PROMPT,
-        max_answer_tokens=MAX_ANSWER_TOKENS, learning_rate=LEARNING_RATE,
+        max_answer_tokens=MAX_ANSWER_TOKENS, learning_rate=learning_rate,
         micro_batch_size=PROMPTS_PER_ROUND * ANSWERS_PER_PROMPT, lora_rank=LORA_RANK, lora_alpha=LORA_ALPHA,
-        loss_type=loss_type, generation_backend="transformers", seed=0,
+        loss_type=loss_type, generation_backend="transformers", seed=seed, rl_epochs=epochs,
     )
     records = []
     with tempfile.TemporaryDirectory() as storage:
@@ -75,13 +81,17 @@ def ours(model_dir: Path, rows: list[dict], validation: list[dict], rounds: int,
             }
         )
         assert run(spec, emit=records.append), records[-1]
-    scored = [r for r in records if r.type == "round_scored" and r.round > 0]
+    return [r for r in records if r.type == "round_scored"]
+
+
+def ours(model_dir: Path, rows: list[dict], validation: list[dict], rounds: int, loss_type: str, epochs: int):
+    scored = [r for r in ours_records(model_dir, rows, validation, rounds, loss_type, epochs) if r.round > 0]
     steps = [r.seconds.sampling + r.seconds.grading + r.seconds.update for r in scored]
     with_validation = [r.seconds.total for r in scored]
     return steps, with_validation, [r.reward for r in scored]
 
 
-def trl(model_dir: Path, rows: list[dict], rounds: int, loss_type: str):
+def trl(model_dir: Path, rows: list[dict], rounds: int, loss_type: str, epochs: int):
     from datasets import Dataset
     from peft import LoraConfig
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
@@ -129,8 +139,10 @@ def trl(model_dir: Path, rows: list[dict], rounds: int, loss_type: str):
             weight_decay=0.0,
             beta=0.0,
             loss_type=loss_type,
-            num_iterations=1,
-            max_steps=rounds,
+            num_iterations=epochs,  # one generation, then `epochs` optimizer steps on it
+            epsilon=0.2,
+            max_grad_norm=1.0,
+            max_steps=rounds * epochs,
             bf16=False,
             fp16=False,
             gradient_checkpointing=False,
@@ -157,7 +169,9 @@ def trl(model_dir: Path, rows: list[dict], rounds: int, loss_type: str):
         )
         trainer.remove_callback(__import__("transformers").PrinterCallback)
         trainer.train()
-    return timer.seconds, timer.rewards
+    # a round is the `epochs` steps that share one generation (the first of them generates)
+    seconds = [sum(timer.seconds[i:i + epochs]) for i in range(0, len(timer.seconds), epochs)]
+    return seconds, timer.rewards[::epochs]
 
 
 def main() -> None:
@@ -166,6 +180,7 @@ def main() -> None:
     parser.add_argument("--blocks", type=int, default=2, help="alternating blocks of each (the load of a shared "
                         "machine moves: alternating spreads it over both)")
     parser.add_argument("--loss-type", default="dapo", choices=["grpo", "dapo", "dr_grpo"])
+    parser.add_argument("--epochs", type=int, default=1, choices=[1, 2, 3, 4], help="passes over each round's answers")
     parser.add_argument("--model", type=Path, default=None)
     args = parser.parse_args()
     torch.set_num_threads(max(1, torch.get_num_threads()))
@@ -178,18 +193,19 @@ def main() -> None:
 
     ours_steps, ours_with_validation, ours_rewards, trl_steps, trl_rewards = [], [], [], [], []
     for _ in range(args.blocks):
-        steps, with_validation, rewards = ours(model_dir, rows, validation, args.rounds, args.loss_type)
+        steps, with_validation, rewards = ours(model_dir, rows, validation, args.rounds, args.loss_type, args.epochs)
         ours_steps += steps[1:]  # the first round of each block warms up
         ours_with_validation += with_validation[1:]
         ours_rewards = rewards
-        steps, rewards = trl(model_dir, rows, args.rounds, args.loss_type)
+        steps, rewards = trl(model_dir, rows, args.rounds, args.loss_type, args.epochs)
         trl_steps += steps[1:]
         trl_rewards = rewards
 
     ours_median = statistics.median(ours_steps)
     trl_median = statistics.median(trl_steps)
     settings = f"{PROMPTS_PER_ROUND} prompts x {ANSWERS_PER_PROMPT} answers x {MAX_ANSWER_TOKENS} tokens"
-    print(f"settings: {settings}, loss {args.loss_type}, fp32, {args.blocks} blocks of {args.rounds} rounds each, "
+    print(f"settings: {settings}, loss {args.loss_type}, epochs {args.epochs}, fp32, "
+          f"{args.blocks} blocks of {args.rounds} rounds each, "
           f"{torch.get_num_threads()} threads")
     print(f"ours: median {ours_median:.3f} s per round (sampling + grading + update); "
           f"with validation {statistics.median(ours_with_validation):.3f} s; "

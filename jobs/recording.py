@@ -51,6 +51,9 @@ def round_result(record: progress.RoundScored) -> RoundResult:
         accuracy=record.accuracy,
         checkpoint_sha256=record.checkpoint_sha256,
         checkpoint_seconds=record.checkpoint_seconds,
+        clipped=record.clipped,
+        grad_norm=record.grad_norm,
+        passes=record.passes,
         # every answer of a round that taught nothing scored alike, so their mean is that score
         uniform_value=record.reward if record.round > 0 and not record.signal else None,
     )

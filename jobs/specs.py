@@ -115,6 +115,10 @@ def training_spec(chosen: RunSettings, price_per_hour: float | None = None) -> d
         "vllm_gpu_memory": chosen.vllm_gpu_memory,
         "quantization": chosen.quantization,
         "seed": chosen.seed,
+        "epochs": chosen.rl_epochs,
+        "clip_low": chosen.clip_low,
+        "clip_high": chosen.clip_high,
+        "max_grad_norm": chosen.max_grad_norm,
         "full_run": full_run if chosen.is_trial else None,
     }
 

@@ -35,6 +35,8 @@ class Rounds(RunRows):
             "token_entropy": result.get("token_entropy"),
             "peak_memory_bytes": result.get("peak_memory_bytes"),
             "accuracy": result.get("accuracy"),
+            "clipped": result.get("clipped"),
+            "grad_norm": result.get("grad_norm"),
             "log_line": messages.round_log_line(result, total, e.data["best_round"]),
             "scored_at": e.time,
         }

@@ -187,6 +187,8 @@ class RoundRow:
     log_line: str
     scored_at: str
     accuracy: float | None = None  # mean "correct" part of the round's answers, for a reward with parts
+    clipped: float | None = None  # share of answer tokens the clip held back in the passes after the first
+    grad_norm: float | None = None  # the update's gradient norm before clipping, mean over its passes
 
 
 @dataclass(frozen=True)

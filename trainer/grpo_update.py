@@ -46,6 +46,7 @@ class UpdateResult:
     token_entropy: float | None
     clipped: float | None = None  # share of answer tokens the clip held back, over the passes after the first
     grad_norm: float | None = None  # the gradient's norm before clipping, mean over the passes
+    passes: int | None = None  # the passes over the answers (Epochs); None when the round did not update
 
 
 class KeptAnswer(NamedTuple):
@@ -97,6 +98,7 @@ def update_policy(spec: RunSpec, policy: Policy, optimizer, train_prompts: list[
     return UpdateResult(
         updated=True, signal=signal, loss=first_loss, token_entropy=entropy_sum / max(entropy_tokens, 1.0),
         clipped=clipped / later_tokens if later_tokens else None, grad_norm=sum(norms) / len(norms),
+        passes=spec.epochs,
     )
 
 

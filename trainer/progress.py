@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any, ClassVar, Literal
 
+from domain.runs import messages
+
 StopReason = Literal["time_limit", "metric_failures", "out_of_memory"]
 
 
@@ -76,6 +78,7 @@ class RoundScored:
     # gradient's norm before clipping (mean over the passes)
     clipped: float | None = None
     grad_norm: float | None = None
+    passes: int | None = None  # the update's passes over the answers; None when the round did not update
 
     def log_line(self) -> str:
         """The Training logs line, exactly as PRODUCT.md gives it.
@@ -86,19 +89,14 @@ class RoundScored:
 validation reward 0.4700 (best round 3); seconds: sampling 81.2, grading 2.1, update 64.0, validation 9.5.'
         """
         s = self.seconds
-        if self.round == 0:
-            return (
-                f"Round 0 of {self.rounds}: validation reward {self.validation_reward:.4f} (best round 0); "
-                f"seconds: validation {s.validation:.1f}."
-            )
-        update = f"updated, loss {self.loss:.4f}" if self.updated else "not updated"
-        failures = "1 metric failure" if self.metric_failures == 1 else f"{self.metric_failures} metric failures"
-        return (
-            f"Round {self.round} of {self.rounds}: reward {self.reward:.4f}, signal {self.signal:.0%}, "
-            f"cut off {self.cut_off:.0%}, {failures}, {update}, validation reward {self.validation_reward:.4f} "
-            f"(best round {self.best_round}); seconds: sampling {s.sampling:.1f}, grading {s.grading:.1f}, "
-            f"update {s.update:.1f}, validation {s.validation:.1f}."
-        )
+        result = {
+            "round_number": self.round, "validation_reward": self.validation_reward, "reward": self.reward,
+            "signal": self.signal, "cut_off": self.cut_off, "metric_failures": self.metric_failures,
+            "updated": self.updated, "loss": self.loss, "passes": self.passes, "clipped": self.clipped,
+            "sampling_seconds": s.sampling, "grading_seconds": s.grading, "update_seconds": s.update,
+            "validation_seconds": s.validation,
+        }
+        return messages.round_log_line(result, self.rounds, self.best_round)
 
 
 @dataclass(frozen=True)

@@ -119,6 +119,7 @@ def round_record(round_number: int, rounds: int, scored: ScoredRound, update: Up
         accuracy=scored.accuracy,
         clipped=update.clipped,
         grad_norm=update.grad_norm,
+        passes=update.passes,
     )
 
 

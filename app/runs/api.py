@@ -35,7 +35,8 @@ RUN_BODY = Body(
     description=(
         'An RL run: training.objective "rl", training.method "lora", training.gpu_count 1 and a '
         "training.rl block (rounds, prompts_per_round, answers_per_prompt, max_answer_tokens, start_run, "
-        "reward); every left-out "
+        "reward, epochs: passes over each round's answers, 1-4); training.advanced holds the rest, the clip range "
+        "(clip_low, clip_high) and max_grad_norm (null: no clipping) among them; every left-out "
         "setting takes its default. `project` is a project id or name (default: the organization's first); "
         '`kind` is "full" or "trial".'
     ),

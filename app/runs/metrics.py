@@ -125,8 +125,12 @@ def reward_chart(rounds: Sequence[RoundRow]) -> dict[str, Any]:
     }
 
 
+PERCENT_CHARTS = ("Accuracy", "Clipped")
+
+
 def small_charts(rounds: Sequence[RoundRow]) -> list[dict[str, Any]]:
-    """Loss, Entropy (and KL where logged) and Answer length by round: the series the rounds logged."""
+    """Loss, Entropy, Answer length, Gradient norm and (with Epochs above 1) Clipped by round: the series the
+    rounds logged."""
     trained = _trained(rounds)
     x = [r.round_number for r in trained]
     charts = [
@@ -144,6 +148,11 @@ def small_charts(rounds: Sequence[RoundRow]) -> list[dict[str, Any]]:
             "#0f766e",
         ),
     ]
+    charts.append(("Gradient norm", "The update's gradient norm before clipping, by round",
+                   [r.grad_norm for r in trained], "#475569"))
+    # with Epochs above 1: how much of the passes after the first the clipped ratio held back
+    charts.append(("Clipped", "Share of answer tokens the clip held back in the passes after the first, by round",
+                   [_percent(r.clipped) for r in trained], "#be123c"))
     accuracy = [r.accuracy for r in trained]
     if any(a is not None for a in accuracy):
         charts.insert(0, ("Accuracy", "Share of right answers by round", [_percent(a) for a in accuracy], "#2952cc"))
@@ -153,7 +162,7 @@ def small_charts(rounds: Sequence[RoundRow]) -> list[dict[str, Any]]:
             "label": label,
             "x": x,
             "series": [{"name": title, "y": [None if v is None else round(v, 4) for v in values], "color": color}],
-            "percent": title == "Accuracy",
+            "percent": title in PERCENT_CHARTS,
         }
         for title, label, values, color in charts
         if any(v is not None for v in values)

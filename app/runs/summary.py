@@ -63,6 +63,8 @@ def training_summary(form: RunForm, projects: list[Any]) -> TrainingSummary:
         ),
         ("Time limit", f"{form.value('time_limit_hours')} h"),
     ]
+    if form.value("rl_epochs") not in ("", "1"):  # several passes: each round's update takes that many steps
+        rows.insert(9, ("Epochs", f"{form.value('rl_epochs')} passes over each round's answers"))
     warnings = _warnings(form)
     if makes_own_prompts(reward) and form.value("dataset_version"):
         warnings.append(MAKES_OWN_PROMPTS)

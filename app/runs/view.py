@@ -94,12 +94,17 @@ def settings_rows(run: RunDetail) -> list[tuple[str, str]]:
         return [*head, ("Objective", OBJECTIVE_NAMES.get(objective, objective.upper()))] + [
             (key.replace("_", " ").capitalize(), str(value)) for key, value in block.items() if value is not None
         ]
+    passes = (  # several passes a round, the ratio clipped: shown only then (one pass is the product's GRPO)
+        [("Epochs", f"{settings.rl_epochs} passes a round, ratio clipped to "
+          f"{1 - settings.clip_low:g}-{1 + settings.clip_high:g}")] if settings.rl_epochs > 1 else []
+    )
     return [
         *head,
         ("Rounds", "1 (a trial)" if run.kind == "trial" else str(settings.rounds)),
         ("Prompts per round", prompts_per_round_words(settings)),
         ("Answers per prompt", str(settings.answers_per_prompt)),
         ("Longest sampled answer", f"{settings.max_answer_tokens} tokens"),
+        *passes,
         ("Reward", run.reward_label or "—"),  # the projection words it (domain.runs.reward.reward_label)
         ("Training prompts", training_prompts(settings.reward, settings.dataset_version)),
         ("Starts from", "the base model" if run.start_run is None else run.start_run_name),

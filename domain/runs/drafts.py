@@ -27,8 +27,8 @@ def copy_name(name: str) -> str:
 
 def changed_settings(before: RunSettings, after: RunSettings) -> list[str]:
     """The labels of the settings an edit changed, in the form's order: Name, Run, Dataset version, Baseline, the
-    form's fields, then Training provider. A setting the saved body does not hold (another objective's) counts
-    as none.
+    form's fields, then Training provider. A setting the saved body does not hold (another objective's), or that
+    the run's objective does not use (an SFT run's Rounds), counts as none.
 
     >>> changed_settings(RunSettings(), RunSettings(name="x", rounds=3))
     ['Name', 'Rounds']
@@ -37,7 +37,8 @@ def changed_settings(before: RunSettings, after: RunSettings) -> list[str]:
 
 
 def _saved_value(settings: RunSettings, name: str) -> Any:
-    return getattr(settings, name) if settings.saves(name) else None
+    used = settings.saves(name) and FIELDS_BY_NAME[name].used_by(settings.objective)
+    return getattr(settings, name) if used else None
 
 
 def adapter_locked_problems(given: RunSettings, source: RunSettings) -> dict[str, str]:

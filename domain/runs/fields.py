@@ -36,6 +36,11 @@ class FieldSpec:
     above_minimum: bool = False  # the value must be above `minimum`, not equal to it
     block: Block = "advanced"
     objectives: tuple[str, ...] = ()  # the objectives that use it; () for every one
+    key: str = ""  # its name in its block of the API body where that differs from its own (RL's Epochs: "epochs")
+
+    @property
+    def api_key(self) -> str:
+        return self.key or self.name
 
     def bounds_message(self) -> str:
         if self.above_minimum:

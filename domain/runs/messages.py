@@ -58,7 +58,7 @@ def round_log_line(result: dict[str, Any], total_rounds: int, best_round: int) -
         f"signal {_percent(result['signal'])}",
         f"cut off {_percent(result['cut_off'])}",
         f"{failures} metric failure{'' if failures == 1 else 's'}",
-        "updated" if result["updated"] else "not updated",
+        updated_words(result.get("passes"), result.get("clipped")) if result["updated"] else "not updated",
     ]
     if result.get("loss") is not None:
         parts.append(f"loss {result['loss']:.4f}")
@@ -68,6 +68,17 @@ def round_log_line(result: dict[str, Any], total_rounds: int, best_round: int) -
         f"update {result['update_seconds']:.1f}, validation {result['validation_seconds']:.1f}"
     )
     return f"Round {number} of {total_rounds}: {', '.join(parts)}; seconds: {seconds}."
+
+
+def updated_words(passes: int | None, clipped: float | None) -> str:
+    """How a round updated: "updated", or with Epochs above 1 its passes and the share of tokens the clip held back.
+
+    >>> updated_words(None, None), updated_words(1, None), updated_words(2, 0.034)
+    ('updated', 'updated', 'updated in 2 passes (clipped 3%)')
+    """
+    if not passes or passes == 1:
+        return "updated"
+    return f"updated in {passes} passes (clipped {_percent(clipped)})"
 
 
 def _percent(share: float | None) -> str:

@@ -45,6 +45,11 @@ class RoundResult:
     accuracy: float | None = None
     checkpoint_sha256: str | None = None  # the round's checkpoint, which a resumed run checks (none before resume)
     checkpoint_seconds: float | None = None
+    # the update's passes (Epochs): the share of answer tokens the clip held back in the passes after the first
+    # (None with one pass), and the gradient's norm before clipping, mean over the passes
+    clipped: float | None = None
+    grad_norm: float | None = None
+    passes: int | None = None  # the update's passes over the answers (Epochs); None when it did not update
 
     @property
     def total_seconds(self) -> float:

@@ -115,6 +115,27 @@ class RunSettings:
         choices=(("none", "None"), ("8bit", "8-bit"), ("4bit", "4-bit (GPU only)")),
     )
     seed: int = setting(0, "Seed", "int", 0, 2_147_483_647, section="Advanced settings")
+    # --- RL's passes over a round's answers (TRL's num_iterations), the clipped ratio, the gradient's norm -----
+    # Held in training.rl as "epochs" (the API's name); the field has its own name beside SFT's Epochs.
+    rl_epochs: int = setting(
+        1, "Epochs", "int", 1, 4, section="Advanced settings", block="rl", objectives=_RL_ONLY, key="epochs",
+        hint="Passes over each round's answers, one optimizer step each: the passes after the first learn more from "
+        "the same sampling, with the policy ratio clipped.",
+    )
+    clip_low: float = setting(
+        0.2, "Clip range low (ε low)", "float", 0.01, 0.9, section="Advanced settings", objectives=_RL_ONLY,
+        hint="A pass after the first stops pushing an answer's token down once its ratio is below 1 - ε low.",
+    )
+    clip_high: float = setting(
+        0.2, "Clip range high (ε high)", "float", 0.01, 1.0, section="Advanced settings", objectives=_RL_ONLY,
+        hint="A pass after the first stops pushing an answer's token up once its ratio is above 1 + ε high "
+        "(DAPO's clip-higher: 0.28).",
+    )
+    max_grad_norm: float | None = setting(
+        1.0, "Max gradient norm", "float", 0, None, section="Advanced settings", objectives=_RL_ONLY, optional=True,
+        above_minimum=True, hint="Each step's gradient is scaled down to this norm when above it (as TRL); empty "
+        "for no clipping.",
+    )
     # --- SFT, DPO and Head (domain/runs/objectives.py) -------------------------------------------------------
     epochs: int = setting(3, "Epochs", "int", 1, 100, section="SFT and DPO", block="objective", objectives=_TUNING,
                           hint="Passes over the training examples (SFT, DPO and Head).")
@@ -179,7 +200,7 @@ class RunSettings:
 
     def to_api(self) -> dict[str, Any]:
         def block(name: str) -> dict[str, Any]:
-            return {key: getattr(self, key) for key in BLOCKS[name]}
+            return {FIELDS_BY_NAME[key].api_key: getattr(self, key) for key in BLOCKS[name]}
 
         training = {"objective": self.objective, "method": "lora", "gpu_count": 1, "provider": self.provider}
         training.update({key: value for key, value in block("training").items() if key != "objective"})
@@ -196,9 +217,12 @@ class RunSettings:
         objective = training.get("objective", RL)
         values = {name: data[name] for name in BLOCKS["body"] if name in data}
         values.update({name: training[name] for name in BLOCKS["training"] if name in training})
-        values.update(training["rl"])
-        values.update(training["advanced"])
-        values.update(training.get(objective) or {})
+        values.update(field_names("rl", training["rl"]))
+        values.update(field_names("advanced", training["advanced"]))
+        if "max_grad_norm" not in training["advanced"]:
+            values["max_grad_norm"] = None  # saved before the setting existed: it trained, and goes on, unclipped
+        if objective in OBJECTIVE_BLOCKS:  # RL's own block is training.rl, read above
+            values.update(training.get(objective) or {})
         return cls(**{**values, "objective": objective})
 
     def saved(self) -> RunSettings:
@@ -222,12 +246,22 @@ BLOCKS: dict[str, tuple[str, ...]] = {
 }
 # The numbers of an RL run's rounds: Rounds, Prompts per round, Answers per prompt, Longest sampled answer (what
 # 000's start_training takes beside Start from).
-ROUND_SETTINGS: tuple[str, ...] = tuple(spec.name for spec in SPECS if spec.block == "rl" and spec.kind == "int")
+ROUND_SETTINGS: tuple[str, ...] = tuple(
+    spec.name for spec in SPECS
+    if spec.block == "rl" and spec.kind == "int" and spec.section == "Reinforcement learning"
+)
 # The settings only SFT, DPO and Head have, in the block of their objective: training.sft, training.dpo ...
 OBJECTIVE_BLOCKS: dict[str, tuple[str, ...]] = {
     objective: tuple(spec.name for spec in SPECS if spec.block == "objective" and spec.used_by(objective))
     for objective in (SFT, DPO, HEAD)
 }
+
+
+def field_names(block: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """A block of the API body with each key as RunSettings names it (training.rl's "epochs" is `rl_epochs`);
+    a key the block does not hold passes unchanged, for the parser to refuse or pass over."""
+    renamed = {FIELDS_BY_NAME[name].api_key: name for name in BLOCKS.get(block, ())}
+    return {renamed.get(key, key): value for key, value in values.items()}
 
 
 def learning_rate_for(objective: str) -> float:

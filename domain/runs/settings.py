@@ -14,7 +14,7 @@ from typing import Any
 from domain.errors import SettingsInvalid
 from domain.runs import objectives
 from domain.runs.fields import FieldSpec
-from domain.runs.run_settings import ALL_FIELDS, FIELDS_BY_NAME, OBJECTIVE_BLOCKS, RunSettings
+from domain.runs.run_settings import ALL_FIELDS, FIELDS_BY_NAME, OBJECTIVE_BLOCKS, RunSettings, field_names
 
 _KIND = FIELDS_BY_NAME["kind"]
 KIND_MESSAGE = f"{_KIND.label} must be {' or '.join(label for _, label in _KIND.choices)}."
@@ -144,7 +144,7 @@ def run_body_from_api(body: dict[str, Any]) -> RunSettings:
         if not isinstance(block, dict):
             errors[block_name] = f"training.{block_name} must be an object."
             continue
-        values.update(block)
+        values.update(field_names(block_name, block))
     if "learning_rate" in training:  # "omitting the learning rate uses 5e-6", wherever a client puts it
         values.setdefault("learning_rate", training["learning_rate"])
     draft = _draft_from_values(values, errors)

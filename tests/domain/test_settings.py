@@ -75,6 +75,7 @@ def test_defaults_fill_every_field_of_the_api_body():
         "max_answer_tokens": 512,
         "start_run": None,
         "reward": None,
+        "epochs": 1,
     }
     assert body["training"]["advanced"]["learning_rate"] == 0.000005
     assert run_body_from_api({}) == RunSettings()
@@ -90,6 +91,10 @@ def test_defaults_fill_every_field_of_the_api_body():
         "vllm_gpu_memory",
         "quantization",
         "seed",
+        "rl_epochs",
+        "clip_low",
+        "clip_high",
+        "max_grad_norm",
     }
 
 

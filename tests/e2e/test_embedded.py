@@ -3,6 +3,8 @@ and every step of it lands in the event store, the read models and the storage f
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from typing import TYPE_CHECKING
 
@@ -135,3 +137,25 @@ def test_a_run_on_a_dataset_version_trains_on_its_rows_from_the_storage(embedded
     rollout = storage.read_lines(f"runs/{run_id}/rollouts/round-001.jsonl")
     questions = {row["prompt"][-1]["content"] for row in train}
     assert json_.loads(next(iter(rollout)))["prompt"][-1]["content"] in questions
+
+
+def test_a_run_with_epochs_2_makes_two_passes_a_round_and_shows_what_the_clip_held_back(embedded: Site) -> None:
+    run_id = embedded.save(rounds=2, epochs=2, advanced={"clip_high": 0.28, "max_grad_norm": 0.5})
+    saved = embedded.run(run_id)["settings"]["training"]
+    assert saved["rl"]["epochs"] == 2
+    assert (saved["advanced"]["clip_high"], saved["advanced"]["max_grad_norm"]) == (0.28, 0.5)
+    embedded.launch(run_id)
+
+    run = embedded.wait_ended(run_id)
+
+    assert run["state"] == "completed", run.get("failure")
+    rounds = list(csv.DictReader(io.StringIO(embedded.client.get(f"/runs/{run_id}/rounds.csv").text)))
+    trained = [r for r in rounds if r["round_number"] != "0"]
+    assert len(trained) == 2
+    for row in trained:
+        assert row["updated"] == "True", row  # 8 prompts x 4 answers of an untrained model: some answers differ
+        assert 0.0 <= float(row["clipped"]) <= 1.0 and float(row["grad_norm"]) > 0
+        assert f"updated in 2 passes (clipped {round(float(row['clipped']) * 100)}%)" in row["log_line"]
+    page = embedded.client.get(f"/runs/{run_id}").text
+    assert "2 passes a round, ratio clipped to 0.8-1.28" in page
+    assert "Clipped" in page and "Gradient norm" in page  # the RL metrics' small charts
