@@ -120,6 +120,15 @@ def _change(page, selector: str, value: str) -> None:
     page.wait_for_function("summary => !summary.isConnected", arg=drawn)
 
 
+def _type(page, selector: str, value: str) -> None:
+    """Type a value and leave the field, waiting as `_change` does for the summary the change redraws."""
+    drawn = page.locator("#training-summary").element_handle()
+    with page.expect_response(lambda response: response.url.endswith("/runs/summary")):
+        page.fill(selector, value)
+        page.press(selector, "Tab")
+    page.wait_for_function("summary => !summary.isConnected", arg=drawn)
+
+
 def _summary(page, label: str):
     return page.locator(f"#training-summary dt:text-is('{label}') + dd")
 
@@ -187,7 +196,8 @@ def test_sft_shows_only_its_own_fields_saves_its_defaults_and_confirms_in_epochs
     _change(page, "#input-objective", "sft")
     for rl_only in ("#field-rounds", "#field-prompts_per_round", "#field-answers_per_prompt",
                     "#field-max_answer_tokens", "#section-reward", "#field-baseline", "#field-loss_type",
-                    "#field-generation_backend", "#field-vllm_gpu_memory", "#field-beta"):
+                    "#field-generation_backend", "#field-vllm_gpu_memory", "#field-beta", "#field-rl_epochs",
+                    "#field-clip_low", "#field-clip_high", "#field-max_grad_norm"):
         expect(page.locator(rl_only)).to_be_hidden()
     for shown in ("#field-epochs", "#field-batch_size", "#field-start_run", "#field-micro_batch_size"):
         expect(page.locator(shown)).to_be_visible()
@@ -275,3 +285,28 @@ def test_a_trial_and_a_custom_reward_show_the_numbers_they_will_use(seeded: Seed
     expect(_run_fact(page, "Prompts per round")).to_have_text("8 (a trial uses at most 8)")
     expect(_run_fact(page, "Reward")).to_have_text("exact_year (v2) · Q&A")
     assert UUID(page.url.rsplit("/", 1)[-1])
+
+
+def test_rl_epochs_the_clip_range_and_the_gradient_norm_are_advanced_settings(seeded: Seeded, page) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{seeded.url}/runs/new")
+    page.fill("#input-name", "two passes a round")
+    for name, default in (("rl_epochs", "1"), ("clip_low", "0.2"), ("clip_high", "0.2"), ("max_grad_norm", "1")):
+        expect(page.locator(f"#field-{name}")).to_be_visible()
+        expect(page.locator(f"#input-{name}")).to_have_value(default)
+    expect(_summary(page, "Epochs")).to_have_count(0)  # one pass: GRPO as the documents give it
+    _type(page, "#input-rl_epochs", "5")
+    expect(page.locator("#field-rl_epochs")).to_contain_text("Epochs must be a whole number from 1 to 4.")
+    _type(page, "#input-rl_epochs", "2")
+    expect(_summary(page, "Epochs")).to_have_text("2 passes over each round's answers")
+    _type(page, "#input-clip_high", "0.28")
+    _type(page, "#input-max_grad_norm", "")
+
+    run = _saved_run(page, seeded)
+
+    training = run["settings"]["training"]
+    assert training["rl"]["epochs"] == 2 and "rl_epochs" not in training["rl"]
+    assert (training["advanced"]["clip_low"], training["advanced"]["clip_high"]) == (0.2, 0.28)
+    assert training["advanced"]["max_grad_norm"] is None
+    expect(_run_fact(page, "Epochs")).to_have_text("2 passes a round, ratio clipped to 0.8-1.28")
