@@ -15,6 +15,7 @@ from litestar import Litestar, Request, Router
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.exceptions import NotAuthorizedException, TooManyRequestsException
+from litestar.logging.config import LoggingConfig
 from litestar.middleware import DefineMiddleware
 from litestar.middleware.rate_limit import RateLimitConfig
 from litestar.middleware.session.client_side import CookieBackendConfig
@@ -22,7 +23,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.plugins.htmx import HTMXPlugin
 
-from app import datasets, evaluations, experiments, loops, metrics
+from app import datasets, evaluations, experiments, loops, metrics, service
 from app.agent import ConsoleTools, agent_endpoint, agent_lifespan, agent_server
 from app.auth.account import AccountController
 from app.auth.config import AuthConfig
@@ -37,11 +38,13 @@ from app.runs.actions import RunActionsController
 from app.runs.api import RunsApiController
 from app.runs.editing import DraftsPageController
 from app.runs.pages import RunsPageController
+from app.service.prometheus import request_metrics
 from app.shell.commands import OwnWrites
 from app.shell.errors import API_ERROR_HANDLERS, PAGE_ERROR_HANDLERS
 from app.shell.identity import provide_identity
 from app.shell.json_bodies import BoundedJsonRequest
 from app.shell.pages import home
+from app.shell.request_ids import RequestIds
 from app.shell.static import plotly_js, static_files_router
 from app.shell.templating import template_config
 from domain.application import Verity
@@ -114,7 +117,7 @@ def create_app(
         set_rate_limit_headers=False,
     )
     return Litestar(
-        route_handlers=[api, pages, static_files_router(), plotly_js, agent_endpoint(agent, verity)],
+        route_handlers=[api, pages, static_files_router(), plotly_js, agent_endpoint(agent, verity), *service.ROUTES],
         dependencies={
             "verity": Provide(lambda: verity, use_cache=True, sync_to_thread=False),
             "read_models": Provide(lambda: read_models, use_cache=True, sync_to_thread=False),
@@ -126,13 +129,18 @@ def create_app(
         state=State({"verity": verity}),
         guards=[signed_in],
         middleware=[
+            RequestIds,  # first, so the session, CSRF and rate-limit layers' records and answers carry the id
             sessions.middleware,
             DefineMiddleware(BearerOrCsrfMiddleware, config=csrf_config(auth.csrf_secret, auth.secure_cookies)),
             sign_in_rate.middleware,
+            request_metrics().middleware,
         ],
         before_send=[add_security_headers],
         exception_handlers={TooManyRequestsException: too_many},
         plugins=[HTMXPlugin()],
+        # the process's logging is verity/log_format.py's (plain or JSON): Litestar must not replace the root's
+        logging_config=LoggingConfig(configure_root_logger=False,
+                                     loggers={"litestar": {"level": "INFO", "propagate": True}}),
         request_class=BoundedJsonRequest,  # htmx's request, with a bound on how deeply a JSON body nests
         template_config=template_config(),
         openapi_config=OpenAPIConfig(

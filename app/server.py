@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import logging.config
 import os
 from collections.abc import Callable
 
@@ -36,6 +37,8 @@ JobsStarter = Callable[[Settings, Verity, ReadModels], ConsoleJobs]
 def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000, jobs: JobsStarter | None = None) -> None:
     """Migrate, make sure the Default organization and Demo project exist, follow the log, start the jobs
     (on the embedded default their worker runs in this process), and serve."""
+    # uvicorn applies log_config() only once it runs: before that too, our records go where and as its go.
+    logging.config.dictConfig(log_config())
     applied = apply_migrations(settings)
     if applied:
         log.info("Applied migrations: %s", ", ".join(applied))

@@ -23,6 +23,7 @@ from jobs.run_storage import StorageUnreadable, run_storage
 from jobs.specs import SpecUnbuildable, build_run_spec
 from jobs.supervisor import Child, Outcome, Supervisor, describe_exit, timing_of
 from jobs.tune_specs import build_tune_spec
+from verity.log_format import bind_run
 
 log = logging.getLogger(__name__)
 
@@ -56,12 +57,17 @@ def trainer_died_message(returncode: int | None) -> str:
 
 def launch(ctx: JobContext, run_id: UUID, on_child=None) -> None:
     """Train the run if it is still Queued and no live worker holds it."""
-    verity, ledger = ctx.verity, ctx.ledger
     try:
-        run = verity.get_run(None, run_id)
+        run = ctx.verity.get_run(None, run_id)
     except NotFound:
-        ledger.release(run_id)
+        ctx.ledger.release(run_id)
         return
+    with bind_run(run.org_id, run_id):  # every record logged while it trains names the run (JSON logs)
+        _launch(ctx, run, on_child)
+
+
+def _launch(ctx: JobContext, run, on_child) -> None:
+    ledger, run_id = ctx.ledger, run.id
     if run.state != QUEUED:  # a message delivered again: act only where no live worker holds the run
         lease = ledger.lease(run_id)
         unheld = lease is None or lease.is_stale(time.time(), ctx.config.stale_after_seconds)

@@ -20,6 +20,7 @@ from uuid import UUID
 from domain.errors import NotFound
 from domain.runs.run import ADAPTER_READY, QUEUED, RUNNING, SAVING_ADAPTER, TRAINING
 from jobs.context import RECONCILER, JobContext
+from jobs.counters import RECONCILER_ACTIONS
 from jobs.kept_adapter import find_kept_adapter
 from jobs.ledger import Lease
 from jobs.recording import with_fresh_run
@@ -69,13 +70,16 @@ def end_orphan(ctx: JobContext, run_id: UUID, lease: Lease | None) -> bool:
             return
         if run.resume_refusal() is None:
             verity.record_resumed(run_id, lost_worker(lease), RECONCILER)
+            RECONCILER_ACTIONS.labels("resumed").inc()
             log.warning("run %s: its worker stopped beating; it resumes from round %s", run_id, run.last_round)
         else:
             message = orphan_message(lease, run.last_round, run.gave_up_resuming())
             verity.record_failed(run_id, message, RECONCILER)
+            RECONCILER_ACTIONS.labels("failed").inc()
 
     if _keep_saved_adapter(ctx, run_id):
         ctx.ledger.release(run_id)
+        RECONCILER_ACTIONS.labels("kept_adapter").inc()
         log.warning("run %s: its worker stopped beating after it saved the adapter; the reconciler kept it", run_id)
         return True
 
@@ -145,9 +149,11 @@ def reconcile(
             waited_long = (lease.enqueued_at or 0.0) < now - config.requeue_after_seconds
             if send is not None and lease.worker_id is None and (startup_of_embedded or waited_long):
                 send(lease.run_id)
+                RECONCILER_ACTIONS.labels("requeued").inc()
             elif send is not None and dead:  # its worker died before it started the run
                 ledger.release(lease.run_id)
                 send(lease.run_id)
+                RECONCILER_ACTIONS.labels("requeued").inc()
             continue
         if dead and end_orphan(ctx, lease.run_id, lease):
             ended.append(lease.run_id)
@@ -172,6 +178,7 @@ def _unlisted_runs(ctx: JobContext, known: set[UUID], send: Send, sent_to: Posit
             continue
         if state == QUEUED:
             send(row.id)
+            RECONCILER_ACTIONS.labels("requeued").inc()
         elif state in RUNNING and end_orphan(ctx, row.id, None):
             ended.append(row.id)
     return ended

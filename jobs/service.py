@@ -28,6 +28,7 @@ from jobs.context import JobContext
 from jobs.dispatch_log import DispatchLog
 from jobs.dispatch_routes import NotSentNow
 from jobs.dispatcher import Dispatcher
+from jobs.health import QueueState, WorkerHeartbeat, broker_problem, queue_states
 from jobs.ledger import Ledger
 from jobs.merge import fail_merges_lost_at_restart
 from jobs.readiness import launch_readiness
@@ -47,6 +48,7 @@ class JobsHandle:
     workers: list[dramatiq.Worker] = field(default_factory=list)
     stopped: bool = False
     queues_here: list[str] = field(default_factory=list)  # the provider queues this process's own worker serves
+    heartbeat: WorkerHeartbeat | None = None  # the embedded worker's, in the ledger
 
     @property
     def ctx(self) -> JobContext:
@@ -65,11 +67,21 @@ class JobsHandle:
         """Until the jobs have sent what the event log holds up to `position` (jobs/dispatcher.py)."""
         return self.dispatcher.wait_sent(position, timeout)
 
+    def ready_problem(self) -> str | None:
+        """Why the jobs can't send work now (the broker does not answer), in words; None when they can."""
+        return broker_problem(self.jobs.broker)
+
+    def queue_states(self) -> list[QueueState]:
+        """What waits on each provider's queue, and the live workers serving it (jobs/health.py)."""
+        return queue_states(self.ctx.ledger, self.ctx.config.stale_after_seconds)
+
     def stop(self) -> None:
         if self.stopped:
             return
         self.stopped = True
         self.reconciler.stop()
+        if self.heartbeat is not None:
+            self.heartbeat.stop()
         self.dispatcher.stop()
         for worker in self.workers:
             worker.stop()
@@ -141,13 +153,15 @@ def start(
     except Exception:
         log.exception("the start-up reconcile failed; the periodic one will try again")
     workers: list[dramatiq.Worker] = []
+    heartbeat = None
     if embedded:
         fail_merges_lost_at_restart(ctx)  # the in-memory queue of the process before is gone
         broker.add_middleware(FinishedMessages(dispatcher))
         catch_up(dispatcher)  # before the worker starts, so nothing it takes is mistaken for what was lost
         workers = start_workers(broker, queues_here)
         ctx.ledger.worker_started(ctx.worker_id, queues_here, config.worker_gpu, config.worker_price_per_hour)
+        heartbeat = WorkerHeartbeat(ctx.ledger, ctx.worker_id, config.heartbeat_seconds).start()
     dispatcher.start()
     reconciler = PeriodicReconciler(ctx, jobs.send_launch, config.reconcile_every_seconds, dispatcher.sent_to)
     reconciler.start()
-    return JobsHandle(jobs, dispatcher, reconciler, workers=workers, queues_here=queues_here)
+    return JobsHandle(jobs, dispatcher, reconciler, workers=workers, queues_here=queues_here, heartbeat=heartbeat)

@@ -19,6 +19,7 @@ from jobs.config import DEFAULT_PROVIDER, JobsConfig
 from jobs.context import JobContext
 from jobs.dispatch_log import DispatchLog
 from jobs.dispatcher import Dispatcher
+from jobs.health_server import serve_health
 from jobs.ledger import Ledger
 from jobs.reconciler import PeriodicReconciler, reconcile
 from jobs.service import start_workers
@@ -28,7 +29,8 @@ from verity.wiring import build_application
 log = logging.getLogger(__name__)
 
 
-def run_worker(settings: Settings, queues: list[str] | None) -> None:
+def run_worker(settings: Settings, queues: list[str] | None, health_port: int | None = None,
+               health_host: str = "127.0.0.1") -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     config = JobsConfig.from_env()
     queues = [provider_queue(q) for q in (queues or [DEFAULT_PROVIDER])]
@@ -44,6 +46,7 @@ def run_worker(settings: Settings, queues: list[str] | None) -> None:
     except Exception:
         log.exception("the start-up reconcile failed; the periodic one will try again")
     workers = start_workers(broker, queues)
+    health = serve_health(ctx, broker, health_port, health_host) if health_port is not None else None
     dispatcher.start()
     reconciler = PeriodicReconciler(ctx, None, config.reconcile_every_seconds)
     reconciler.start()
@@ -62,4 +65,6 @@ def run_worker(settings: Settings, queues: list[str] | None) -> None:
     for worker in workers:
         worker.stop()
     ctx.ledger.worker_stopped(ctx.worker_id)
+    if health is not None:
+        health.shutdown()
     broker.close()

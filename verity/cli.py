@@ -81,11 +81,18 @@ def rebuild() -> None:
     multiple=True,
     help="A Training provider's queue to consume; repeat for more. Default: local. The control queue is always served.",
 )
-def worker(queues: tuple[str, ...]) -> None:
+@click.option("--health-port", type=int, default=None, envvar="VERITY_WORKER_HEALTH_PORT",
+              help="Serve /healthz, /readyz and /metrics on this port (VERITY_WORKER_HEALTH_PORT); none by default.")
+@click.option("--health-host", default="127.0.0.1", show_default=True, envvar="VERITY_WORKER_HEALTH_HOST",
+              help="The address that port listens on (VERITY_WORKER_HEALTH_HOST): 0.0.0.0 for probes from elsewhere.")
+def worker(queues: tuple[str, ...], health_port: int | None, health_host: str) -> None:
     """Run a job worker: it trains the runs, trials, evaluations and merges sent to its provider queues."""
     from jobs.worker import run_worker
+    from verity.log_format import configure_logging
 
-    run_worker(Settings.from_env(), list(queues) or None)
+    # Before run_worker, whose logging.basicConfig then leaves the root logger as configured here.
+    configure_logging()
+    run_worker(Settings.from_env(), list(queues) or None, health_port, health_host)
 
 
 @main.command("mcp", cls=click.Command)  # a plain command: it never opens the data folder

@@ -35,6 +35,14 @@ class ConsoleJobs(Protocol):
         """Until the jobs have sent what the event log holds up to `position`; False at the timeout."""
         ...
 
+    def ready_problem(self) -> str | None:
+        """Why the jobs can't send work now (their broker does not answer), in words; None when they can."""
+        ...
+
+    def queue_states(self) -> list[Any]:
+        """jobs/health.py's QueueState of each provider queue: queue, waiting, oldest_seconds, workers."""
+        ...
+
     def stop(self) -> None: ...
 
 

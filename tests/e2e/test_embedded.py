@@ -159,3 +159,26 @@ def test_a_run_with_epochs_2_makes_two_passes_a_round_and_shows_what_the_clip_he
     page = embedded.client.get(f"/runs/{run_id}").text
     assert "2 passes a round, ratio clipped to 0.8-1.28" in page
     assert "Clipped" in page and "Gradient norm" in page  # the RL metrics' small charts
+
+
+def test_the_metrics_after_a_real_run_count_its_rounds_phases_requests_and_the_worker(embedded: Site) -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    run_id = embedded.save(rounds=2)
+    embedded.launch(run_id)
+    assert embedded.wait_ended(run_id)["state"] == "completed"
+
+    text = embedded.client.get("/-/metrics").text
+    metrics = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for family in text_string_to_metric_families(text) for s in family.samples}
+
+    assert metrics[("verity_runs", (("state", "completed"),))] == 1
+    assert metrics[("verity_rounds_finished_total", ())] == 2
+    for phase in ("sampling", "grading", "update", "validation"):
+        assert metrics[("verity_round_phase_seconds_total", (("phase", phase),))] > 0
+    assert metrics[("verity_queue_waiting", (("queue", "local"),))] == 0
+    assert metrics[("verity_queue_workers", (("queue", "local"),))] == 1  # the embedded worker, beating
+    polled = [value for (name, labels), value in metrics.items() if name == "verity_http_requests_total"
+              and ("path", "/api/runs/{run_id}") in labels and ("status_code", "200") in labels]
+    assert polled and polled[0] >= 2  # wait_ended polled the run's detail
+    assert embedded.client.get("/readyz").json()["checks"]["broker"] == "ok"
