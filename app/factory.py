@@ -32,6 +32,13 @@ from app.auth.errors import sign_in_first, too_many
 from app.auth.guard import signed_in
 from app.auth.pages import sign_in, sign_in_page, sign_out
 from app.auth.protection import BearerOrCsrfMiddleware, add_security_headers, csrf_config
+from app.auth.rate_limits import (
+    API_REQUESTS_PER_MINUTE,
+    AccountSignInLimit,
+    api_rate_limit,
+    counter_for,
+    shared_stores,
+)
 from app.auth.settings import SettingsController
 from app.events.api import EventsApiController
 from app.runs.actions import RunActionsController
@@ -116,6 +123,8 @@ def create_app(
         rate_limit=("minute", auth.sign_in_attempts_per_minute), check_throttle_handler=_is_sign_in_attempt,
         set_rate_limit_headers=False,
     )
+    account_limit = AccountSignInLimit(counter_for(auth.rate_limit_url), auth.account_sign_in_failures,
+                                       auth.account_sign_in_window_seconds)
     return Litestar(
         route_handlers=[api, pages, static_files_router(), plotly_js, agent_endpoint(agent, verity), *service.ROUTES],
         dependencies={
@@ -125,18 +134,21 @@ def create_app(
             "storage": Provide(lambda: _storage_or_configured(storage), use_cache=True, sync_to_thread=False),
             "identity": Provide(provide_identity, sync_to_thread=True),
             "auth": Provide(lambda: auth, use_cache=True, sync_to_thread=False),
+            "sign_in_limit": Provide(lambda: account_limit, use_cache=True, sync_to_thread=False),
         },
-        state=State({"verity": verity}),
+        state=State({"verity": verity, API_REQUESTS_PER_MINUTE: auth.api_requests_per_minute}),
         guards=[signed_in],
         middleware=[
             RequestIds,  # first, so the session, CSRF and rate-limit layers' records and answers carry the id
             sessions.middleware,
             DefineMiddleware(BearerOrCsrfMiddleware, config=csrf_config(auth.csrf_secret, auth.secure_cookies)),
             sign_in_rate.middleware,
+            api_rate_limit(auth.api_requests_per_minute).middleware,
             request_metrics().middleware,
         ],
         before_send=[add_security_headers],
         exception_handlers={TooManyRequestsException: too_many},
+        stores=shared_stores(auth.rate_limit_url),
         plugins=[HTMXPlugin()],
         # the process's logging is verity/log_format.py's (plain or JSON): Litestar must not replace the root's
         logging_config=LoggingConfig(configure_root_logger=False,

@@ -55,6 +55,8 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000, jobs: J
         secret_key=secret_key(settings),
         # Secure cookies need https; the embedded default serves http on 127.0.0.1.
         secure_cookies=os.environ.get("VERITY_SECURE_COOKIES", "").strip().lower() in ("1", "true", "yes"),
+        api_requests_per_minute=int(os.environ.get("VERITY_API_REQUESTS_PER_MINUTE", "600")),
+        rate_limit_url=os.environ.get("VERITY_RATE_LIMIT_URL", "").strip() or None,
     )
     started = jobs(settings, verity, read_models) if jobs else None
     app = create_app(verity, read_models, runner=runner, storage=open_storage(settings), auth=auth)

@@ -8,10 +8,11 @@ from typing import Annotated, Any
 
 from litestar import Request, get, post
 from litestar.enums import RequestEncodingType
-from litestar.params import Body
+from litestar.params import Body, Dependency
 from litestar.response import Redirect, Template
 
 from app.auth.guard import PUBLIC
+from app.auth.rate_limits import AccountSignInLimit
 from app.shell.dependencies import ReadModelsDep
 from app.shell.identity import session_of
 from domain.application import Verity
@@ -40,9 +41,17 @@ def sign_in(
     data: Annotated[dict[str, str], FORM],
     verity: Verity,
     read_models: ReadModelsDep,
+    sign_in_limit: Annotated[AccountSignInLimit, Dependency(skip_validation=True)],
 ) -> Template | Redirect:
     email, target = data.get("email", "").strip(), _safe_next(data.get("next"))
+    if sign_in_limit.refused(email):  # refused before the password is even checked: no more guesses for now
+        context = {"next": target, "email": email, "error": sign_in_limit.words, "section": ""}
+        return Template("auth/sign_in.html", context=context, status_code=429)
     account = verity.check_password(email, data.get("password", ""))
+    if account is None:
+        sign_in_limit.failed(email)
+    else:
+        sign_in_limit.succeeded(email)
     error = WRONG_PASSWORD if account is None else ""
     memberships = read_models.memberships_of(account.id) if account is not None else []
     if account is not None and not memberships:

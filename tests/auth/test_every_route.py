@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 STRANGER_RUN = "the stranger's secret run"  # as tests/auth/conftest.py names Other's objects
 STRANGER_EMAIL = "stranger@other.example"
-PUBLIC = re.compile(r"^/(static/|api/schema|sign-in$|sign-out$)")
+# the probes and the scrape need no account (app/service/)
+PUBLIC = re.compile(r"^/(static/|api/schema|sign-in$|sign-out$|healthz$|readyz$|-/metrics$)")
 ENDS_THE_SESSION = "/account/sign-out-everywhere"  # walked anonymously; tests/auth/test_account.py tests it signed in
 PARAMETER = re.compile(r"\{(\w+)(?::\w+)?\}")
 
@@ -57,7 +58,7 @@ def test_the_walk_covers_the_whole_route_table(site: Site) -> None:
     assert len(walked) >= 40
 
 
-def test_an_anonymous_visitor_reaches_only_sign_in_and_static_files(site: Site) -> None:
+def test_an_anonymous_visitor_reaches_only_sign_in_static_files_and_the_probes(site: Site) -> None:
     client = site.client(None)
     client.get("/sign-in")  # a CSRF cookie, so what is tested is the sign-in check, not the CSRF one
     client.headers["x-csrftoken"] = client.cookies.get("csrftoken", "")
