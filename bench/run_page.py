@@ -35,8 +35,9 @@ MATH_PAIRS = {"preset": "verifiable", "metric": "math_pairs", "synthetic_prompts
 PARTS = ["status", "summary", "reward", "metrics", "rounds", "samples", "logs", "timeline"]
 
 
-def scripted_run(verity, org_id, project_id, rounds: int):
-    body = {"name": f"{rounds} rounds", "training": {"rl": {"rounds": rounds, "reward": MATH_PAIRS}}}
+def scripted_run(verity, org_id, project_id, rounds: int, total: int | None = None):
+    """A training run with `rounds` rounds scored, of `total` (default: those)."""
+    body = {"name": f"{rounds} rounds", "training": {"rl": {"rounds": total or rounds, "reward": MATH_PAIRS}}}
     run_id = verity.save_run(org_id, project_id, run_body_from_api(body), OWNER).id
     verity.launch_run(org_id, run_id, OWNER, "owner")
     verity.record_preparing(run_id)

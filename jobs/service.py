@@ -106,14 +106,15 @@ class FinishedMessages(dramatiq.Middleware):
 
 
 def start_workers(broker: dramatiq.Broker, queues: list[str]) -> list[dramatiq.Worker]:
-    """One thread trains (a GPU runs one run at a time); another serves the control queue, so a cancel or a
-    reconcile never waits behind a run."""
+    """One thread trains (a GPU runs one run at a time), holding one message at a time; another serves the control
+    queue, so a cancel or a reconcile never waits behind a run."""
     for queue in [*queues, CONTROL_QUEUE]:
         broker.declare_queue(queue)
-    workers = [
-        dramatiq.Worker(broker, queues=set(queues), worker_threads=1, worker_timeout=200),
-        dramatiq.Worker(broker, queues={CONTROL_QUEUE}, worker_threads=1, worker_timeout=200),
-    ]
+    trains = dramatiq.Worker(broker, queues=set(queues), worker_threads=1, worker_timeout=200)
+    # One message at a time: a worker busy with a run must not hold the next run's message (dramatiq prefetches two
+    # per thread) while another worker is idle, nor take it down with it if it dies.
+    trains.queue_prefetch = 1
+    workers = [trains, dramatiq.Worker(broker, queues={CONTROL_QUEUE}, worker_threads=1, worker_timeout=200)]
     for worker in workers:
         worker.start()
     return workers

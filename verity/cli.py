@@ -35,11 +35,25 @@ def main() -> None:
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
-def serve(host: str, port: int) -> None:
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Web processes, under uvicorn's process manager; above 1 needs VERITY_BROKER_URL.")
+def serve(host: str, port: int, workers: int) -> None:
     """Serve the console (the data folder comes from VERITY_DATA_DIR, default ./data)."""
+    from app.server import SeveralProcessesNeedABroker
     from app.server import serve as serve_console  # the web stack loads only for this command
 
-    serve_console(Settings.from_env(), host=host, port=port, jobs=_start_jobs)
+    try:
+        serve_console(Settings.from_env(), host=host, port=port, jobs=_start_jobs, workers=workers,
+                      app_factory="verity.cli:web_process_app")
+    except SeveralProcessesNeedABroker as refusal:
+        raise click.ClickException(str(refusal)) from None
+
+
+def web_process_app():
+    """One web process of `verity serve --workers N`, as uvicorn's process manager starts each."""
+    from app.server import served_app
+
+    return served_app(Settings.from_env(), jobs=_start_jobs)
 
 
 def _start_jobs(settings: Settings, verity, read_models):
