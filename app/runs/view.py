@@ -11,8 +11,9 @@ import hashlib
 import json
 from typing import Any
 
-from app.runs.metrics import reward_chart, small_charts, tiles, trends
+from app.runs.metrics import reward_chart, tiles
 from app.runs.progress import progress_of
+from app.runs.round_views import round_views
 from app.runs.steps import loss_chart, objective_of
 from app.shell.identity import Identity
 from domain.runs import objectives
@@ -35,7 +36,8 @@ def stamp(run: RunDetail) -> str:
 
 
 def run_page_context(read_models: ReadModels, identity: Identity, run: RunDetail, *, tab: str) -> dict[str, Any]:
-    rounds = read_models.rounds(identity.organization_id, run.id) if tab == "overview" else []
+    views = round_views(read_models, identity.organization_id, run.id, stamp(run)) if tab == "overview" else None
+    rounds = views.rounds if views is not None else []
     objective = objective_of(run)
     steps = read_models.steps(identity.organization_id, run.id) if tab == "overview" and objective != "rl" else []
     if objective != "rl" and run.live and not steps:  # the status line says the steps on every tab
@@ -62,12 +64,12 @@ def run_page_context(read_models: ReadModels, identity: Identity, run: RunDetail
         "plan_refused": False,  # ... by the plan: with Upgrade, or See plans (templates/auth/plan_notice.html)
         "time_left": time_left(run, rounds) if objective == "rl" else steps_time_left(run, steps_for_status),
         "launch_confirmation": launch_confirmation(run),
-        "chart": json.dumps(reward_chart(rounds)),
+        "chart": views.chart if views is not None else json.dumps(reward_chart(rounds)),
         "trained": any(r.round_number >= 1 for r in rounds),
         "round_zero": next((r for r in rounds if r.round_number == 0), None),
-        "trends": trends(rounds),
-        "tiles": tiles(rounds),
-        "small_charts": [json.dumps(chart) for chart in small_charts(rounds)],
+        "trends": views.trends if views is not None else [],
+        "tiles": views.tiles if views is not None else tiles(rounds),
+        "small_charts": views.small_charts if views is not None else [],
         "trial": trial_rows(run),
         "finished_with_adapter": run.state in FINISHED_WITH_ADAPTER and run.adapter is not None,
         "merge": run.merge,

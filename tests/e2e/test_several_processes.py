@@ -36,7 +36,7 @@ from verity.wiring import build_application, ensure_default_organization
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 TESTER = Actor("person", "owner@localhost", "owner@localhost")
-ROUNDS = 2
+ROUNDS = 6  # long enough that a worker is caught mid-run, after its run's first checkpoint
 
 
 def _environment(settings: Settings) -> dict[str, str]:
@@ -112,8 +112,12 @@ def test_two_web_processes_and_two_workers_lose_no_run_when_one_of_each_is_kille
             time.sleep(0.3)
         ledger = Ledger(settings)
         deadline = time.monotonic() + 60
+        def resumable(lease) -> bool:  # training, past round 1's checkpoint, rounds still to go
+            run = verity.get_run(None, lease.run_id)
+            return run.state == "training" and 1 <= (run.last_round or 0) < ROUNDS - 1
+
         while not (held := [lease for lease in ledger.leases() if lease.pid in {w.pid for w in workers}
-                            and verity.get_run(None, lease.run_id).state == "training"]):
+                            and resumable(lease)]):
             assert time.monotonic() < deadline, ledger.leases()
             time.sleep(0.2)
         victim = next(worker for worker in workers if worker.pid == held[0].pid)
