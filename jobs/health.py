@@ -7,8 +7,6 @@ process reads the same rows.
 
 from __future__ import annotations
 
-import logging
-import threading
 import time
 from dataclasses import dataclass
 
@@ -16,8 +14,7 @@ import dramatiq
 
 from jobs.broker import is_embedded
 from jobs.ledger import Ledger
-
-log = logging.getLogger(__name__)
+from jobs.periodic import Periodic
 
 
 def broker_problem(broker: dramatiq.Broker) -> str | None:
@@ -69,26 +66,8 @@ def queue_states(ledger: Ledger, stale_after: float, now: float | None = None) -
     ]
 
 
-class WorkerHeartbeat:
+def worker_heartbeat(ledger: Ledger, worker_id: str, every: float) -> Periodic:
     """The embedded worker's heartbeat in the ledger (a `verity worker` beats from its main loop), so the queues'
     figures count it among the live workers."""
-
-    def __init__(self, ledger: Ledger, worker_id: str, every: float) -> None:
-        self.ledger, self.worker_id, self.every = ledger, worker_id, every
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="verity-worker-heartbeat", daemon=True)
-
-    def start(self) -> WorkerHeartbeat:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.every):
-            try:
-                self.ledger.worker_beat(self.worker_id)
-            except Exception:  # a database hiccup: the next beat tries again
-                log.exception("could not record the worker's heartbeat")
+    return Periodic("verity-worker-heartbeat", every, lambda: ledger.worker_beat(worker_id),
+                    "could not record the worker's heartbeat")

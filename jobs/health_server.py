@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
-from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import dramatiq
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest, multiprocess
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from jobs.context import JobContext
 from jobs.health import broker_problem
+from verity.prometheus import process_registry
 
 log = logging.getLogger(__name__)
 
@@ -28,31 +27,14 @@ log = logging.getLogger(__name__)
 def readiness(ctx: JobContext, broker: dramatiq.Broker) -> dict[str, str]:
     """Each check "ok", or what does not answer in words."""
     checks: dict[str, str] = {}
-    probes: dict[str, Callable[[], Any]] = {
-        "event_store": ctx.verity.recorder.max_notification_id,
-        "ledger": ctx.ledger.workers,
-        "broker": lambda: broker_problem(broker),
-    }
-    for name, probe in probes.items():
+    for name, probe in {"event_store": ctx.verity.recorder.max_notification_id, "ledger": ctx.ledger.workers}.items():
         try:
-            problem = probe() if name == "broker" else _answered(probe)
+            probe()
+            checks[name] = "ok"
         except Exception as failure:  # whatever fails, the check's answer is "not ready" and why
-            problem = f"{type(failure).__name__}: {failure}"[:300]
-        checks[name] = problem or "ok"
+            checks[name] = f"{type(failure).__name__}: {failure}"[:300]
+    checks["broker"] = broker_problem(broker) or "ok"  # it answers in words itself
     return checks
-
-
-def _answered(probe: Callable[[], Any]) -> None:
-    """None once the probe answered: only its failing says anything."""
-    probe()
-
-
-def _registry() -> CollectorRegistry:
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry)
-        return registry
-    return REGISTRY
 
 
 def serve_health(ctx: JobContext, broker: dramatiq.Broker, port: int, host: str = "127.0.0.1") -> ThreadingHTTPServer:
@@ -68,7 +50,7 @@ def serve_health(ctx: JobContext, broker: dramatiq.Broker, port: int, host: str 
                 body = json.dumps({"ready": ready, "checks": checks, "worker": ctx.worker_id}).encode()
                 self._answer(200 if ready else 503, "application/json", body)
             elif self.path == "/metrics":
-                self._answer(200, CONTENT_TYPE_LATEST, generate_latest(_registry()))
+                self._answer(200, CONTENT_TYPE_LATEST, generate_latest(process_registry()))
             else:
                 self._answer(404, "text/plain", b"Not found: /healthz, /readyz and /metrics are served here.\n")
 

@@ -11,7 +11,6 @@ has sent what the read models show.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -23,6 +22,7 @@ from jobs.context import RECONCILER, JobContext
 from jobs.counters import RECONCILER_ACTIONS
 from jobs.kept_adapter import find_kept_adapter
 from jobs.ledger import Lease
+from jobs.periodic import Periodic
 from jobs.recording import with_fresh_run
 from jobs.run_storage import run_storage
 
@@ -184,24 +184,8 @@ def _unlisted_runs(ctx: JobContext, known: set[UUID], send: Send, sent_to: Posit
     return ended
 
 
-class PeriodicReconciler:
-    """A daemon thread calling `reconcile` every `every` seconds until stopped."""
-
-    def __init__(self, ctx: JobContext, send: Send | None, every: float, sent_to: Position | None = None) -> None:
-        self.ctx, self.send, self.every, self.sent_to = ctx, send, every, sent_to
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="verity-reconciler", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.every):
-            try:
-                reconcile(self.ctx, self.send, sent_to=self.sent_to)
-            except Exception:  # a database hiccup: the next pass tries again
-                log.exception("the reconciler's pass failed")
+def periodic_reconciler(ctx: JobContext, send: Send | None, every: float,
+                        sent_to: Position | None = None) -> Periodic:
+    """`reconcile` every `every` seconds in a daemon thread, once started, until stopped."""
+    return Periodic("verity-reconciler", every, lambda: reconcile(ctx, send, sent_to=sent_to),
+                    "the reconciler's pass failed")

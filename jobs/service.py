@@ -28,11 +28,12 @@ from jobs.context import JobContext
 from jobs.dispatch_log import DispatchLog
 from jobs.dispatch_routes import NotSentNow
 from jobs.dispatcher import Dispatcher
-from jobs.health import QueueState, WorkerHeartbeat, broker_problem, queue_states
+from jobs.health import QueueState, broker_problem, queue_states, worker_heartbeat
 from jobs.ledger import Ledger
 from jobs.merge import fail_merges_lost_at_restart
+from jobs.periodic import Periodic
 from jobs.readiness import launch_readiness
-from jobs.reconciler import PeriodicReconciler, reconcile
+from jobs.reconciler import periodic_reconciler, reconcile
 from verity.config import Settings
 
 log = logging.getLogger(__name__)
@@ -44,11 +45,11 @@ class JobsHandle:
 
     jobs: Jobs
     dispatcher: Dispatcher
-    reconciler: PeriodicReconciler
+    reconciler: Periodic
     workers: list[dramatiq.Worker] = field(default_factory=list)
     stopped: bool = False
     queues_here: list[str] = field(default_factory=list)  # the provider queues this process's own worker serves
-    heartbeat: WorkerHeartbeat | None = None  # the embedded worker's, in the ledger
+    heartbeat: Periodic | None = None  # the embedded worker's, in the ledger
 
     @property
     def ctx(self) -> JobContext:
@@ -161,8 +162,8 @@ def start(
         catch_up(dispatcher)  # before the worker starts, so nothing it takes is mistaken for what was lost
         workers = start_workers(broker, queues_here)
         ctx.ledger.worker_started(ctx.worker_id, queues_here, config.worker_gpu, config.worker_price_per_hour)
-        heartbeat = WorkerHeartbeat(ctx.ledger, ctx.worker_id, config.heartbeat_seconds).start()
+        heartbeat = worker_heartbeat(ctx.ledger, ctx.worker_id, config.heartbeat_seconds).start()
     dispatcher.start()
-    reconciler = PeriodicReconciler(ctx, jobs.send_launch, config.reconcile_every_seconds, dispatcher.sent_to)
+    reconciler = periodic_reconciler(ctx, jobs.send_launch, config.reconcile_every_seconds, dispatcher.sent_to)
     reconciler.start()
     return JobsHandle(jobs, dispatcher, reconciler, workers=workers, queues_here=queues_here, heartbeat=heartbeat)

@@ -21,7 +21,7 @@ from jobs.dispatch_log import DispatchLog
 from jobs.dispatcher import Dispatcher
 from jobs.health_server import serve_health
 from jobs.ledger import Ledger
-from jobs.reconciler import PeriodicReconciler, reconcile
+from jobs.reconciler import periodic_reconciler, reconcile
 from jobs.service import start_workers
 from verity.config import Settings
 from verity.wiring import build_application
@@ -48,7 +48,7 @@ def run_worker(settings: Settings, queues: list[str] | None, health_port: int | 
     workers = start_workers(broker, queues)
     health = serve_health(ctx, broker, health_port, health_host) if health_port is not None else None
     dispatcher.start()
-    reconciler = PeriodicReconciler(ctx, None, config.reconcile_every_seconds)
+    reconciler = periodic_reconciler(ctx, None, config.reconcile_every_seconds)
     reconciler.start()
 
     stopping = threading.Event()

@@ -23,7 +23,7 @@ from typing import Any
 from litestar import Request, get
 from litestar.plugins.prometheus import PrometheusConfig
 from litestar.response import Response
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest, multiprocess
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -34,6 +34,7 @@ from domain.application import Verity
 from projections.operations import operations_totals
 from projections.runner import decode
 from projections.store import ReadModels
+from verity.prometheus import process_registry
 
 METRICS_PATH = "/-/metrics"
 
@@ -97,15 +98,6 @@ class ConsoleCollector(Collector):
             oldest.add_metric([state.queue], state.oldest_seconds)
             workers.add_metric([state.queue], state.workers)
         yield from (waiting, oldest, workers)
-
-
-def process_registry() -> CollectorRegistry:
-    """This process's figures, or with PROMETHEUS_MULTIPROC_DIR every web process's summed."""
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry)
-        return registry
-    return REGISTRY
 
 
 def _allowed(request: Request[Any, Any, Any]) -> bool:
