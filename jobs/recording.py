@@ -54,6 +54,8 @@ def round_result(record: progress.RoundScored) -> RoundResult:
         clipped=record.clipped,
         grad_norm=record.grad_norm,
         passes=record.passes,
+        failures_by_kind=record.failures_by_kind,
+        sandbox_batches=record.sandbox_batches,
         # every answer of a round that taught nothing scored alike, so their mean is that score
         uniform_value=record.reward if record.round > 0 and not record.signal else None,
     )

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+from domain.rewards.types import SCORED_BATCH
 from domain.runs import messages
 from projections.base import Event
 from projections.run_rows import RunRows
@@ -37,9 +41,23 @@ class Rounds(RunRows):
             "accuracy": result.get("accuracy"),
             "clipped": result.get("clipped"),
             "grad_norm": result.get("grad_norm"),
+            **_health(result),
             "log_line": messages.round_log_line(result, total, e.data["best_round"]),
             "scored_at": e.time,
         }
+
+
+def _health(result: dict[str, Any]) -> Row:
+    """The reward's health columns: failures by kind and the sandbox's failed batches as JSON, none when there are
+    none (so a sum reads only the rows that have some), and the sandbox's batches in all (none for a built-in
+    reward)."""
+    kinds, batches = result.get("failures_by_kind"), result.get("sandbox_batches")
+    failed = {outcome: n for outcome, n in (batches or {}).items() if outcome != SCORED_BATCH and n}
+    return {
+        "failures_by_kind_json": json.dumps(kinds, sort_keys=True) if kinds else None,
+        "sandbox_batches": sum(batches.values()) if batches is not None else None,
+        "sandbox_failed_batches_json": json.dumps(failed, sort_keys=True) if failed else None,
+    }
 
 
 class Samples(RunRows):

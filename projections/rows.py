@@ -19,14 +19,26 @@ def read_row(row_class: type[RowT], row: Mapping[str, Any], **computed: Any) -> 
     """A frozen row from a table's row: each field from the column of its name, as its type reads it (a UUID from
     its text, an optional UUID None when empty, a bool from SQL's 0 or 1); `computed` fields are given instead. A
     column the row lacks leaves its field's default, and a column the class has no field for is not read."""
-    values = {name: read(row[name]) for name, read in _readers(row_class) if name in row and name not in computed}
-    return row_class(**values, **computed)
+    names, conversions = _readers(row_class)
+    # the columns as they are, then the few that need reading (a run page reads 1,000 rounds of ~30 columns each)
+    values = {name: value for name, value in row.items() if name in names}
+    for name, read in conversions:
+        if name in values:
+            values[name] = read(values[name])
+    values.update(computed)
+    return row_class(**values)
 
 
 @cache
-def _readers(row_class: type) -> tuple[tuple[str, Callable[[Any], Any]], ...]:
+def _readers(row_class: type) -> tuple[frozenset[str], tuple[tuple[str, Callable[[Any], Any]], ...]]:
+    """The class's field names, and those whose column is read by a function (UUIDs, bools)."""
     hints = get_type_hints(row_class)
-    return tuple((f.name, _reader(hints[f.name])) for f in fields(row_class))
+    readers = [(f.name, _reader(hints[f.name])) for f in fields(row_class)]
+    return frozenset(name for name, _ in readers), tuple((n, r) for n, r in readers if r is not _as_it_is)
+
+
+def _as_it_is(value: Any) -> Any:
+    return value
 
 
 def _reader(hint: Any) -> Callable[[Any], Any]:
@@ -36,7 +48,7 @@ def _reader(hint: Any) -> Callable[[Any], Any]:
         return lambda value: UUID(value) if value else None
     if hint is bool:
         return bool
-    return lambda value: value
+    return _as_it_is
 
 
 @dataclass(frozen=True)
@@ -189,6 +201,12 @@ class RoundRow:
     accuracy: float | None = None  # mean "correct" part of the round's answers, for a reward with parts
     clipped: float | None = None  # share of answer tokens the clip held back in the passes after the first
     grad_norm: float | None = None  # the update's gradient norm before clipping, mean over its passes
+    # the reward's health: the answers that failed the metric by kind (None when none did), and a custom metric's
+    # sandbox batches that graded the round's answers, in all and the failed ones by the kind of their first failure
+    # (None when none failed); a built-in reward runs no sandbox (sandbox_batches None)
+    failures_by_kind: dict[str, int] | None = None
+    sandbox_batches: int | None = None
+    sandbox_failed_batches: dict[str, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -125,7 +125,11 @@ class RunReads:
         rows = self.tables.select(
             "rounds", {"run_id": str(run_id), "org_id": str(org_id)}, order=[("round_number", True)]
         )
-        return [read_row(RoundRow, r) for r in rows]
+        return [
+            read_row(RoundRow, r, failures_by_kind=_json(r.get("failures_by_kind_json")),
+                     sandbox_failed_batches=_json(r.get("sandbox_failed_batches_json")))
+            for r in rows
+        ]
 
     def samples(self, org_id: UUID, run_id: UUID) -> list[RolloutFileRow]:
         rows = self.tables.select(

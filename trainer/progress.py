@@ -79,6 +79,12 @@ class RoundScored:
     clipped: float | None = None
     grad_norm: float | None = None
     passes: int | None = None  # the update's passes over the answers; None when the round did not update
+    # the reward's health: the answers that failed the metric by kind, e.g. {"timeout": 8, "execution": 2} (None
+    # when none failed), and a custom metric's sandbox batches that graded the round's answers, by outcome
+    # ("scored", or the kind of the batch's first failure), e.g. {"scored": 15, "timeout": 1}; None for a built-in
+    # reward, which runs no sandbox
+    failures_by_kind: dict[str, int] | None = None
+    sandbox_batches: dict[str, int] | None = None
 
     def log_line(self) -> str:
         """The Training logs line, exactly as PRODUCT.md gives it.

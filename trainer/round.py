@@ -108,6 +108,8 @@ def round_record(round_number: int, rounds: int, scored: ScoredRound, update: Up
         metric_failures=scored.failed,
         graded_answers=scored.graded,
         failure_kinds=scored.failure_kinds,
+        failures_by_kind=scored.failures_by_kind,
+        sandbox_batches=scored.sandbox_batches,
         updated=update.updated,
         loss=update.loss,
         validation_reward=validation_reward,

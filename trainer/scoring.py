@@ -1,7 +1,9 @@
-"""A round's answers scored: every answer's reward in [0, 1], the metric's failures and the "correct" part."""
+"""A round's answers scored: every answer's reward in [0, 1], the metric's failures and the "correct" part, and
+for a custom metric the sandbox's batches that graded them, by outcome."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 import torch
@@ -22,6 +24,9 @@ class ScoredRound:
     failures: list[list[str | None]]
     graded: int
     correct: list[list[float | None]] = field(default_factory=list)  # the "correct" part, where the reward has it
+    # a custom metric's sandbox batches that graded these answers, by outcome ("scored" or the kind of the batch's
+    # first failure), e.g. {"scored": 5, "timeout": 1}; None for a built-in reward, which runs no sandbox
+    sandbox_batches: dict[str, int] | None = None
 
     @property
     def accuracy(self) -> float | None:
@@ -40,6 +45,12 @@ class ScoredRound:
     def failure_kinds(self) -> list[str]:
         return sorted({f for row in self.failures for f in row if f is not None})
 
+    @property
+    def failures_by_kind(self) -> dict[str, int] | None:
+        """How many answers failed the metric, by kind, e.g. {"execution": 2, "timeout": 8}; None when none did."""
+        counts = Counter(f for row in self.failures for f in row if f is not None)
+        return dict(sorted(counts.items())) or None
+
 
 def score_answers(tokenizer, grader: Grader, answers: list[list[SampledAnswer]], references: list[str]):
     """Score every answer; a cut-off answer scores 0 and is not graded. → ScoredRound (rewards [prompts, answers])."""
@@ -48,11 +59,24 @@ def score_answers(tokenizer, grader: Grader, answers: list[list[SampledAnswer]],
     failures: list[list[str | None]] = [[None] * len(group) for group in answers]
     correct: list[list[float | None]] = [[None] * len(group) for group in answers]
     to_grade = [(p, j) for p, group in enumerate(answers) for j, a in enumerate(group) if not a.cut_off]
+    batches_before = _sandbox_batches(grader)
     scores = grader.score_batch([texts[p][j] for p, j in to_grade], [references[p] for p, _ in to_grade])
+    batches_after = _sandbox_batches(grader)
     for (p, j), score in zip(to_grade, scores, strict=True):
         rewards[p, j] = 0.0 if score.failure else min(max(float(score.value), 0.0), 1.0)
         failures[p][j] = score.failure
         if "correct" in score.parts:
             correct[p][j] = 0.0 if score.failure else float(score.parts["correct"])
+    ran = None
+    if batches_before is not None and batches_after is not None:
+        ran = dict(sorted((batches_after - batches_before).items()))
     return ScoredRound(indices=[], answers=answers, texts=texts, rewards=rewards, failures=failures,
-                       graded=len(to_grade), correct=correct)
+                       graded=len(to_grade), correct=correct, sandbox_batches=ran)
+
+
+def _sandbox_batches(grader: Grader) -> Counter[str] | None:
+    """The batches a custom metric's sandbox has run so far, by outcome, as the sandbox counts them; None for a
+    built-in reward."""
+    from trainer.sandbox import SandboxedMetric
+
+    return grader.batch_outcomes if isinstance(grader, SandboxedMetric) else None

@@ -27,7 +27,8 @@ def _csv(columns: list[str], rows: list[dict[str, Any]]) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    # a cell holding counts by kind ({"timeout": 2}) is written as JSON, which a spreadsheet or script can read back
+    writer.writerows({k: json.dumps(v) if isinstance(v, dict) else v for k, v in row.items()} for row in rows)
     return out.getvalue()
 
 

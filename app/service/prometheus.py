@@ -5,8 +5,8 @@ Two kinds of figures:
   (Litestar's Prometheus middleware, `request_metrics`), the reconciler's actions (jobs/counters.py). With
   PROMETHEUS_MULTIPROC_DIR set (several web processes), every process writes them there and each scrape sums them;
 - the console's, read from the shared read models, the event store and the jobs' ledger at each scrape, so every
-  process answers the same: runs by state, rounds finished, seconds per phase of a round, metric failures,
-  projection lag, and what waits on each provider's queue.
+  process answers the same: runs by state, rounds finished, seconds per phase of a round, metric failures by
+  kind, custom metrics' sandbox batches by outcome, projection lag, and what waits on each provider's queue.
 
 VERITY_METRICS_TOKEN, when set, is the bearer token a scrape must send.
 """
@@ -31,7 +31,7 @@ from app.auth.guard import PUBLIC
 from app.shell.dependencies import ReadModelsDep
 from app.shell.jobs import ConsoleJobs, jobs_of
 from domain.application import Verity
-from projections.operations import operations_totals
+from projections.operations import OperationsTotals, operations_totals
 from projections.runner import decode
 from projections.store import ReadModels
 from verity.prometheus import process_registry
@@ -67,10 +67,29 @@ class ConsoleCollector(Collector):
         for phase, seconds in totals.phase_seconds.items():
             phases.add_metric([phase], seconds)
         yield phases
-        yield CounterMetricFamily("verity_metric_failures", "Graded answers whose metric failed, over every round.",
-                                  value=totals.metric_failures)
+        yield from self._reward_health(totals)
         yield from self._lag()
         yield from self._queues()
+
+    @staticmethod
+    def _reward_health(totals: OperationsTotals) -> Iterator[Metric]:
+        """Metric failures by kind, every kind named, and the custom metrics' sandbox batches by outcome. Failures
+        of rounds recorded before kinds were counted are the kind "unknown", so the kinds sum to the total."""
+        failures = CounterMetricFamily("verity_metric_failures", "Graded answers whose metric failed, by kind "
+                                       "(execution, result, timeout, memory, output), over every round.",
+                                       labels=["kind"])
+        for kind, count in totals.failures_by_kind.items():
+            failures.add_metric([kind], count)
+        unknown = totals.metric_failures - sum(totals.failures_by_kind.values())
+        if unknown > 0:
+            failures.add_metric(["unknown"], unknown)
+        yield failures
+        batches = CounterMetricFamily("verity_sandbox_batches", "Batches of answers a custom metric's sandbox "
+                                      "graded, by outcome: scored (no answer failed) or the kind of the batch's "
+                                      "first failure, over every round.", labels=["outcome"])
+        for outcome, count in totals.sandbox_batches.items():
+            batches.add_metric([outcome], count)
+        yield batches
 
     def _lag(self) -> Iterator[Metric]:
         head = self.verity.recorder.max_notification_id() or 0

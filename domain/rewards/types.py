@@ -9,6 +9,11 @@ from typing import Literal, Protocol
 # Why an answer scored 0 without being judged: the metric raised (execution), returned something that is not a
 # number in [0, 1] (result), or its batch ran out of time, memory or printed too much (timeout, memory, output).
 FailureKind = Literal["execution", "result", "timeout", "memory", "output"]
+FAILURE_KINDS: tuple[FailureKind, ...] = ("execution", "result", "timeout", "memory", "output")
+# A custom metric's sandbox grades answers in batches: a batch "scored" when none of its answers failed, else its
+# outcome is the kind of its first failure.
+SCORED_BATCH = "scored"
+BATCH_OUTCOMES: tuple[str, ...] = (SCORED_BATCH, *FAILURE_KINDS)
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,11 @@ class RoundResult:
     clipped: float | None = None
     grad_norm: float | None = None
     passes: int | None = None  # the update's passes over the answers (Epochs); None when it did not update
+    # the reward's health: the round's answers that failed the metric, by kind (None when none did), and a custom
+    # metric's sandbox batches that graded them, by outcome: "scored" when no answer of the batch failed, else the
+    # kind of its first failure (None for a built-in reward, which runs no sandbox)
+    failures_by_kind: dict[str, int] | None = None
+    sandbox_batches: dict[str, int] | None = None
 
     @property
     def total_seconds(self) -> float:

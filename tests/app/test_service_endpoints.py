@@ -114,11 +114,15 @@ def test_the_metrics_count_requests_by_route_runs_by_state_and_the_rounds_phases
     run_id = verity.save_run(org_id, project_id, draft, OWNER).id
     verity.launch_run(org_id, run_id, OWNER, "owner")
     verity.record_preparing(run_id)
+    # round 1 graded by a custom metric's sandbox: 2 answers failed with their batch (execution), 3 batches scored;
+    # round 2 was recorded before failures were counted by kind
     for number in range(3):
         verity.record_round_scored(run_id, RoundResult(
             round_number=number, validation_reward=0.3, reward=0.4 if number else None, signal=0.5, updated=True,
             metric_failures=2 if number else 0, sampling_seconds=1.5 * bool(number), grading_seconds=0.25,
             update_seconds=2.0 * bool(number), validation_seconds=0.5,
+            failures_by_kind={"execution": 2} if number == 1 else None,
+            sandbox_batches={"scored": 3, "execution": 1} if number == 1 else None,
         ))
     read_models.wait_for(verity.recorder.max_notification_id(), timeout=10)
     client.get(f"/runs/{run_id}")  # asks for sign-in: a request like any other
@@ -132,7 +136,12 @@ def test_the_metrics_count_requests_by_route_runs_by_state_and_the_rounds_phases
     assert metrics[("verity_round_phase_seconds_total", (("phase", "grading"),))] == 0.75
     assert metrics[("verity_round_phase_seconds_total", (("phase", "update"),))] == 4.0
     assert metrics[("verity_round_phase_seconds_total", (("phase", "validation"),))] == 1.5
-    assert metrics[("verity_metric_failures_total", ())] == 4
+    failures = {dict(labels)["kind"]: value for (name, labels), value in metrics.items()
+                if name == "verity_metric_failures_total"}
+    assert failures == {"execution": 2, "result": 0, "timeout": 0, "memory": 0, "output": 0, "unknown": 2}
+    batches = {dict(labels)["outcome"]: value for (name, labels), value in metrics.items()
+               if name == "verity_sandbox_batches_total"}
+    assert batches == {"scored": 3, "execution": 1, "result": 0, "timeout": 0, "memory": 0, "output": 0}
     assert metrics[("verity_projection_lag_events", ())] == 0
     # one route, whichever run: the route's template labels the requests, not each run's id
     route = [key for key in metrics if key[0] == "verity_http_requests_total" and ("path", "/runs/{run_id}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from domain.application import Verity
@@ -9,6 +11,7 @@ from domain.errors import ConcurrentChange
 from domain.runs.messages import KEPT_STARTING_ADAPTER
 from domain.runs.settings import run_body_from_api
 from migrations import apply_migrations
+from projections.operations import operations_totals
 from projections.rebuild import rebuild_all
 from projections.runner import ProjectionRunner
 from projections.store import memory_read_models
@@ -28,7 +31,8 @@ def test_a_run_as_the_console_reads_it_from_the_in_memory_read_models(owner, rou
     verity.launch_run(org_id, run_id, owner, "owner")
     verity.record_preparing(run_id)
     verity.record_round_scored(run_id, round_result(0, 0.47))
-    verity.record_round_scored(run_id, round_result(1, 0.40))
+    verity.record_round_scored(run_id, replace(round_result(1, 0.40), failures_by_kind={"timeout": 1},
+                                               sandbox_batches={"scored": 7, "timeout": 1}))
     written = verity.record_stopped(
         run_id, "metric_failures", "Custom metric m (v1) failed on 9 of 64 answers ..."
     )
@@ -55,6 +59,14 @@ def test_a_run_as_the_console_reads_it_from_the_in_memory_read_models(owner, rou
         "loss 0.0120, validation reward 0.4000 (best round 0); seconds: sampling 81.2, "
         "grading 2.1, update 64.0, validation 9.5."
     )
+    assert (newest.failures_by_kind, newest.sandbox_batches, newest.sandbox_failed_batches) == (
+        {"timeout": 1}, 8, {"timeout": 1}
+    )
+    starting = read_models.rounds(org_id, run_id)[1]
+    assert (starting.failures_by_kind, starting.sandbox_batches, starting.sandbox_failed_batches) == (None, None, None)
+    totals = operations_totals(read_models.tables)
+    assert totals.failures_by_kind == {"execution": 0, "result": 0, "timeout": 1, "memory": 0, "output": 0}
+    assert totals.sandbox_batches == {"scored": 7, "execution": 0, "result": 0, "timeout": 1, "memory": 0, "output": 0}
     assert [s.path for s in read_models.samples(org_id, run_id)] == [
         f"runs/{run_id}/rollouts/round-001.jsonl"
     ]
@@ -75,7 +87,10 @@ def scripted_history(stack, round_result, owner) -> int:
         v.record_queued(run_id)
         v.record_preparing(run_id)
         for number in range(0, 41 if index % 3 == 0 else 25):
-            v.record_round_scored(run_id, round_result(number, 0.3 + (number % 7) / 20))
+            result = round_result(number, 0.3 + (number % 7) / 20)
+            if number % 10 == 1:  # a custom metric's batch ran out of time: rounds 1, 11, 21 (and 31 of a long run)
+                result = replace(result, failures_by_kind={"timeout": 1}, sandbox_batches={"scored": 3, "timeout": 1})
+            v.record_round_scored(run_id, result)
             if number % 10 == 0:
                 stack.runner.run_once()
         match index % 3:
@@ -106,6 +121,10 @@ def test_a_rebuild_equals_the_live_read_models_after_a_long_history(stack, round
     assert rebuild_all(stack.settings) == events
     assert stack.read_models.dump() == live
     assert stack.read_models.position() == events
+    totals = operations_totals(stack.read_models.tables)
+    timed_out = 2 * 4 + 4 * 3  # rounds 1, 11, 21 and 31 of the two long runs, 1, 11 and 21 of the four others
+    assert totals.failures_by_kind == {"execution": 0, "result": 0, "timeout": timed_out, "memory": 0, "output": 0}
+    assert totals.sandbox_batches["scored"] == 3 * timed_out and totals.sandbox_batches["timeout"] == timed_out
 
 
 def test_the_runner_follows_the_log_in_the_background(stack, owner):

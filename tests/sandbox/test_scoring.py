@@ -110,3 +110,37 @@ def test_a_dead_sandbox_is_an_error_of_its_own_not_a_metric_failure(hostile_metr
     hostile_metric.close()
     with pytest.raises(SandboxError, match="the metric sandbox is closed"):
         hostile_metric.score_batch(["42"], ["42"])
+
+
+class _CharacterTokenizer:
+    """Token ids that are character codes: enough for score_answers to read answers as text."""
+
+    def decode(self, token_ids, skip_special_tokens: bool = True) -> str:
+        return "".join(chr(i) for i in token_ids)
+
+
+def test_the_sandbox_counts_its_batches_by_outcome_and_a_round_takes_its_own_share(hostile_metric) -> None:
+    from trainer.sampling import SampledAnswer
+    from trainer.scoring import score_answers
+
+    # batches of 8: all right; one answer raises; one answer's result is not a number; the process ends; all right
+    answers = ["42"] * 8 + ["42", "raise"] + ["42"] * 6 + ["two"] + ["42"] * 7 + ["hard_exit"] + ["42"] * 7
+    answers += ["42"] * 3
+    hostile_metric.score_batch(answers, ["42"] * len(answers))
+    assert hostile_metric.batch_outcomes == {"scored": 2, "execution": 2, "result": 1}
+
+    # a round's answers graded by the same sandbox: the round holds its own batches, not the sandbox's total
+    texts = ["42", "raise", "42", "two", "42", "42", "raise", "42", "42"]  # one batch of 8 and one of 1
+    group = [SampledAnswer([ord(c) for c in text], cut_off=False) for text in texts]
+    scored = score_answers(_CharacterTokenizer(), hostile_metric, [group], ["42"])
+    assert scored.sandbox_batches == {"execution": 1, "scored": 1}
+    assert scored.failures_by_kind == {"execution": 2, "result": 1}
+    assert hostile_metric.batch_outcomes == {"scored": 3, "execution": 3, "result": 1}
+
+    class BuiltIn:  # a built-in reward runs no sandbox
+        label = "exact"
+
+        def score_batch(self, answers, references):
+            return [AnswerScore(float(a == r)) for a, r in zip(answers, references, strict=True)]
+
+    assert score_answers(_CharacterTokenizer(), BuiltIn(), [group], ["42"]).sandbox_batches is None

@@ -14,11 +14,12 @@ import subprocess
 import tempfile
 import threading
 import weakref
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
-from domain.rewards.types import AnswerScore, FailureKind
+from domain.rewards.types import FAILURE_KINDS, SCORED_BATCH, AnswerScore, FailureKind
 from trainer.sandbox.isolation import (
     IsolationMissing,
     WorkerLaunch,
@@ -28,9 +29,6 @@ from trainer.sandbox.isolation import (
     worker_launch,
 )
 from trainer.sandbox.limits import SandboxLimits
-
-FAILURE_KINDS: frozenset[str] = frozenset({"execution", "result", "timeout", "memory", "output"})
-
 
 WORKER_STOPPED = "the metric sandbox stopped: "
 
@@ -81,6 +79,11 @@ def _graded(outcome: dict[str, Any], count: int) -> list[GradedAnswer]:
     return graded
 
 
+def _batch_outcome(graded: Sequence[GradedAnswer]) -> str:
+    """"scored" when no answer of the batch failed, else the kind of its first failure."""
+    return next((g.score.failure for g in graded if g.score.failure is not None), SCORED_BATCH)
+
+
 def _stop_worker(process: subprocess.Popen[bytes], host_folder: str | None, stderr: IO[bytes]) -> None:
     """Ends the worker and removes its folder; also run by the garbage collector if close() was forgotten."""
     if process.poll() is None:
@@ -111,6 +114,7 @@ class SandboxedMetric:
         self._name = name
         self._limits = limits
         self._lock = threading.Lock()
+        self._batch_outcomes: Counter[str] = Counter()
         setup = {"source": source, "limits": limits.as_json()}
         try:
             self.isolation_layers = self._start(worker_launch(limits.scratch_bytes), setup)
@@ -149,6 +153,13 @@ class SandboxedMetric:
     def label(self) -> str:
         return self._name
 
+    @property
+    def batch_outcomes(self) -> Counter[str]:
+        """The batches this sandbox has run, by outcome ("scored", or the kind of the batch's first failure): a
+        copy, so a caller can take the difference over its own grading."""
+        with self._lock:
+            return Counter(self._batch_outcomes)
+
     def score_batch(self, answers: Sequence[str], references: Sequence[str]) -> list[AnswerScore]:
         return [graded.score for graded in self.grade(answers, references)]
 
@@ -161,8 +172,13 @@ class SandboxedMetric:
         batches = _batches(answers, references, self._limits.batch_size)
         outcomes = self._exchange({"batches": batches})["outcomes"]
         graded: list[GradedAnswer] = []
+        ran: Counter[str] = Counter()
         for (batch_answers, _), outcome in zip(batches, outcomes, strict=True):
-            graded.extend(_graded(outcome, len(batch_answers)))
+            batch = _graded(outcome, len(batch_answers))
+            ran[_batch_outcome(batch)] += 1
+            graded.extend(batch)
+        with self._lock:
+            self._batch_outcomes.update(ran)
         return graded
 
     def _exchange(self, message: dict[str, Any]) -> dict[str, Any]:
