@@ -8,8 +8,9 @@ production web process, no worker in it). While the bench lasts the run stays li
 claim in the jobs' ledger, beats, and scores one more round every --round-seconds, as a training run does. Each
 viewer loads the page once, then asks for each live part every 2 s with the stamp the page gave it (204 when
 nothing changed, the part when a round arrived), as htmx does. Latency is measured by the viewers, on the
-loopback: the server's time plus a little. Printed for all requests, then apart for the page, the changed parts
-and the unchanged polls. Loopback only, and bounded in viewers and seconds.
+loopback: the server's time plus a little, and the viewers' own work on the same CPUs; the server's own timing of
+the same requests (its /-/metrics histogram) is printed after. Printed for all requests, then apart for the page,
+the changed parts and the unchanged polls. Loopback only, and bounded in viewers and seconds.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pathlib import Path
 
 import httpx
 import redis
+from prometheus_client.parser import text_string_to_metric_families
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "bench")]
@@ -118,6 +120,30 @@ async def load(url: str, path: str, token: str, viewers: int,
     return latencies, errors
 
 
+def server_buckets(url: str) -> dict[float, float]:
+    """The server's own latency histogram of the run page's requests (the run page and its parts), from /-/metrics:
+    upper bound in seconds -> requests that took at most that long, over every status."""
+    counts: dict[float, float] = {}
+    for family in text_string_to_metric_families(httpx.get(f"{url}/-/metrics", timeout=10).text):
+        for sample in family.samples:
+            if sample.name.endswith("request_duration_seconds_bucket") and "/runs/" in sample.labels.get("path", ""):
+                bound = float(sample.labels["le"])
+                counts[bound] = counts.get(bound, 0.0) + sample.value
+    return counts
+
+
+def server_words(before: dict[float, float], after: dict[float, float]) -> str:
+    """The share within 50 ms and the bucket that holds the 99th percentile, as the server timed its requests."""
+    served = {bound: after[bound] - before.get(bound, 0.0) for bound in sorted(after)}
+    total = served.get(float("inf"), 0.0)
+    if not total:
+        return "the server timed no request of the run page"
+    p99 = next(bound for bound, count in served.items() if count >= 0.99 * total)
+    within = served.get(0.05, 0.0) / total
+    return (f"{within:.1%} of {total:,.0f} requests within 50 ms; p99 at most {p99 * 1000:g} ms "
+            "(its histogram's bucket)")
+
+
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
@@ -163,7 +189,9 @@ def main() -> int:
                     print("the server never got ready", file=sys.stderr)
                     return 1
                 time.sleep(0.5)
+            before = server_buckets(url)
             latencies, errors = asyncio.run(load(url, f"/runs/{run_id}", token, viewers, seconds))
+            on_server = server_words(before, server_buckets(url))
         finally:
             stop.set()
             os.killpg(server.pid, signal.SIGTERM)
@@ -175,6 +203,7 @@ def main() -> int:
     for kind, values in [("all", ms), *((k, [v * 1000 for v in vs]) for k, vs in sorted(latencies.items()))]:
         print(f"{kind:<22} {len(values):>6} requests: p50 {percentile(values, 0.5):7.1f} ms, p95 "
               f"{percentile(values, 0.95):7.1f} ms, p99 {percentile(values, 0.99):7.1f} ms, max {max(values):7.1f} ms")
+    print(f"on the server (its own timing, /-/metrics): {on_server}")
     print(f"errors: {len(errors)}" + (f" (first: {errors[0]})" if errors else ""))
     return 0 if not errors else 1
 

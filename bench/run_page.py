@@ -2,8 +2,12 @@
 
     .venv/bin/python bench/run_page.py [--rounds 1000] [--repeat 15]
 
+First, the seconds to record a round near round 100 and near the last round (each the mean of the records of one
+snapshot interval, so each window takes one snapshot), and their ratio: a command loads the run from its latest
+snapshot, so recording round 1,000 should cost about what recording round 100 does (at most 1.5 times).
 Prints the median server-side time of each request (the app in-process through Litestar's test client, so the
-figure is routing, reading the read models, and rendering; no network). A live part whose run did not change
+figure is routing, reading the read models, and rendering; no network), for the first viewer of a state of the run
+(nothing drawn yet) and for the others (who get what it drew). A live part whose run did not change
 answers 204, which is what a polling page mostly gets: it is timed too.
 """
 
@@ -22,7 +26,9 @@ from litestar.testing import TestClient
 
 from app.auth.testing import sign_in_as
 from app.factory import create_app
+from app.runs.round_views import KeptByState
 from domain.actors import Actor
+from domain.application import RUN_SNAPSHOT_INTERVAL
 from domain.runs.progress import RoundResult
 from domain.runs.settings import run_body_from_api
 from projections.runner import ProjectionRunner
@@ -35,14 +41,17 @@ MATH_PAIRS = {"preset": "verifiable", "metric": "math_pairs", "synthetic_prompts
 PARTS = ["status", "summary", "reward", "metrics", "rounds", "samples", "logs", "timeline"]
 
 
-def scripted_run(verity, org_id, project_id, rounds: int, total: int | None = None):
-    """A training run with `rounds` rounds scored, of `total` (default: those)."""
+def scripted_run(verity, org_id, project_id, rounds: int, total: int | None = None,
+                 record_seconds: list[float] | None = None):
+    """A training run with `rounds` rounds scored, of `total` (default: those); `record_seconds` gets the seconds
+    each round took to record, round 0 first."""
     body = {"name": f"{rounds} rounds", "training": {"rl": {"rounds": total or rounds, "reward": MATH_PAIRS}}}
     run_id = verity.save_run(org_id, project_id, run_body_from_api(body), OWNER).id
     verity.launch_run(org_id, run_id, OWNER, "owner")
     verity.record_preparing(run_id)
     for number in range(rounds + 1):
         reward = None if number == 0 else min(0.2 + number / (rounds * 1.6), 1.0)
+        started = time.perf_counter()
         verity.record_round_scored(
             run_id,
             RoundResult(
@@ -63,12 +72,29 @@ def scripted_run(verity, org_id, project_id, rounds: int, total: int | None = No
                 accuracy=None if number == 0 else reward,
             ),
         )
+        if record_seconds is not None:
+            record_seconds.append(time.perf_counter() - started)
     return run_id
 
 
-def timed(client: TestClient, url: str, repeat: int, headers: dict[str, str] | None = None) -> tuple[float, int]:
+def recording_cost(record_seconds: list[float]) -> None:
+    """Prints the mean seconds to record the rounds up to round 100 and up to the last, one snapshot interval each."""
+    last = len(record_seconds) - 1
+    if last < 100 + RUN_SNAPSHOT_INTERVAL:
+        return
+    early = statistics.mean(record_seconds[101 - RUN_SNAPSHOT_INTERVAL:101])
+    late = statistics.mean(record_seconds[last + 1 - RUN_SNAPSHOT_INTERVAL:])
+    print(f"recording round 100: {early * 1000:.2f} ms, round {last}: {late * 1000:.2f} ms "
+          f"({late / early:.2f}x; mean of {RUN_SNAPSHOT_INTERVAL} records each)")
+
+
+def timed(client: TestClient, url: str, repeat: int, headers: dict[str, str] | None = None,
+          first: bool = False) -> tuple[float, int]:
+    """Median milliseconds of `url`; `first`: as the first viewer of the run's state asks, with nothing drawn yet."""
     times, status = [], 0
     for _ in range(repeat):
+        if first:
+            KeptByState.forget_all()
         start = time.perf_counter()
         answer = client.get(url, headers=headers or {})
         times.append(time.perf_counter() - start)
@@ -88,7 +114,9 @@ def main() -> None:
         read_models = build_read_models(settings)
         org_id, project_id = ensure_default_organization(settings, verity, read_models)
         started = time.perf_counter()
-        run_id = scripted_run(verity, org_id, project_id, args.rounds)
+        record_seconds: list[float] = []
+        run_id = scripted_run(verity, org_id, project_id, args.rounds, record_seconds=record_seconds)
+        recording_cost(record_seconds)
         runner = ProjectionRunner(verity, read_models)
         while runner.run_once():
             pass
@@ -97,11 +125,16 @@ def main() -> None:
         with TestClient(app) as client:
             sign_in_as(client, verity, read_models, org_id)
             htmx = {"HX-Request": "true"}
+            # A round landing makes a new state of the run: its first viewer draws each part (reading the rounds
+            # once for all of them), and the other viewers of that state get what it drew.
+            print(f"{'':<22}{'first viewer':>14}{'other viewers':>16}")
+            first, _ = timed(client, f"/runs/{run_id}", args.repeat, first=True)
             ms, _ = timed(client, f"/runs/{run_id}", args.repeat)
-            print(f"{'page':<22}{ms:8.1f} ms")
+            print(f"{'page':<22}{first:11.1f} ms{ms:13.1f} ms")
             for part in PARTS:
+                first, _ = timed(client, f"/runs/{run_id}/{part}", args.repeat, htmx, first=True)
                 ms, _ = timed(client, f"/runs/{run_id}/{part}", args.repeat, htmx)
-                print(f"{'part ' + part:<22}{ms:8.1f} ms")
+                print(f"{'part ' + part:<22}{first:11.1f} ms{ms:13.1f} ms")
             stamp = client.get(f"/runs/{run_id}/status", headers=htmx).text.split("?v=", 1)[1].split('"', 1)[0]
             ms, status = timed(client, f"/runs/{run_id}/rounds?v={stamp}", args.repeat, htmx)
             print(f"{'unchanged poll':<22}{ms:8.1f} ms  ({status})")

@@ -9,11 +9,12 @@ restore) is sent to the page it belongs to: the run page, or for the timeline it
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import partial
 from typing import Annotated, Any
 from uuid import UUID
 
-from litestar import Response, get, post
+from litestar import MediaType, Response, get, post
 from litestar.concurrency import sync_to_thread
 from litestar.enums import RequestEncodingType
 from litestar.params import Body, Parameter
@@ -26,6 +27,7 @@ from app.runs.defaults import continuing_draft, starting_draft
 from app.runs.exports import AdapterUnavailable, adapter_archive, archive_name
 from app.runs.listing import runs_list_context
 from app.runs.projects import choose_project
+from app.runs.round_views import KeptByState
 from app.runs.samples import samples_context
 from app.runs.view import run_page_context, stamp
 from app.shell.console import ConsoleController, ConsoleDep
@@ -150,9 +152,12 @@ class RunsPageController(ConsoleController):
         unchanged = _unchanged(request, run)
         if unchanged is not None and round_number is None:
             return unchanged
-        context = {"run": run, "live": run.live, "stamp": stamp(run), "identity": identity}
-        context.update(samples_context(read_models, identity, run, storage, round_number))
-        return HTMXTemplate(template_name="runs/parts/samples.html", context=context)
+
+        def context_of() -> dict[str, Any]:
+            context = {"run": run, "live": run.live, "stamp": stamp(run), "identity": identity}
+            return {**context, **samples_context(read_models, identity, run, storage, round_number)}
+
+        return _drawn(request, identity, run, ("samples", round_number), "runs/parts/samples.html", context_of)
 
     # --- what a finished run gives away ---------------------------------------------------------------------
     @get("/{run_id:uuid}/adapter.zip", name="runs:adapter", sync_to_thread=True)
@@ -204,12 +209,43 @@ def _run_page(
     if fragment and (unchanged := _unchanged(request, run)) is not None:
         return unchanged
     tab = "timeline" if part == "timeline" else "overview"
-    context: dict[str, Any] = run_page_context(read_models, identity, run, tab=tab)
-    if part == "overview":
-        context.update(samples_context(read_models, identity, run, storage, None))
+    show_all = request.query_params.get("all") == "1"
+
+    def context_of() -> dict[str, Any]:
+        context = run_page_context(read_models, identity, run, tab=tab, show_all=show_all)
+        if part == "overview":
+            context.update(samples_context(read_models, identity, run, storage, None))
+        return context
+
     if fragment:
-        return HTMXTemplate(template_name=PARTS[part], context=context)
-    return Template("runs/detail.html", context=context)
+        return _drawn(request, identity, run, (part, show_all), PARTS[part], context_of)
+    return Template("runs/detail.html", context=context_of())
+
+
+# A part of a live run as drawn for one state of the run and one role: every viewer of that run polls its parts,
+# and once a round lands each of them asks for them all again; the first request draws, the others get its HTML.
+# The parts hold no one's own data: the CSRF token reaches forms from the page's head (templates/shell/base.html),
+# and what a part shows of its viewer is what their role and plan allow.
+_drawn_parts: KeptByState[bytes] = KeptByState(512)
+
+
+def _drawn(
+    request: HTMXRequest,
+    identity: Identity,
+    run: Any,
+    asked: tuple[Any, ...],
+    template_name: str,
+    context_of: Callable[[], dict[str, Any]],
+) -> Response:
+    key = (id(request.app), identity.organization_id, run.id, stamp(run), identity.role, identity.plan, *asked)
+
+    def draw() -> tuple[bytes, bool]:
+        context = context_of()
+        template = request.app.template_engine.get_template(template_name)  # type: ignore[union-attr]
+        # samples that could not be read may be readable at the next try (Retry): not kept
+        return template.render(**context, request=request, csrf_input="").encode(), not context.get("samples_error")
+
+    return Response(content=_drawn_parts.get(key, draw), media_type=MediaType.HTML)
 
 
 def _to_whole_page(run_id: UUID) -> Redirect:

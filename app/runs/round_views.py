@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import json
 import threading
+import weakref
 from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, ClassVar, Generic, TypeVar
 from uuid import UUID
 
 from app.runs.metrics import Tile, Trend, reward_chart, small_charts, tiles, trends
 from projections.rows import RoundRow
 
 KEPT = 128  # run states kept: a few per live run being watched
+T = TypeVar("T")
 
 
 @dataclass
@@ -46,21 +49,70 @@ class RoundViews:
         return tiles(self.rounds)
 
 
-_kept: OrderedDict[tuple[Any, ...], RoundViews] = OrderedDict()
-_lock = threading.Lock()
+NO_ROUNDS = RoundViews([])  # a tab that shows no rounds (the timeline)
+
+
+class KeptByState(Generic[T]):
+    """At most `kept` values, each made by the first request that needs it and reused by the others until it is
+    the least recently used. Keys name a run's state, so a value is never stale: a changed run has a new key.
+
+    When a round lands, the viewers of the run ask for its new state within moments of each other: those who ask
+    while the first is still making the value wait for it rather than make it again."""
+
+    every: ClassVar[weakref.WeakSet[KeptByState[Any]]] = weakref.WeakSet()
+
+    def __init__(self, kept: int) -> None:
+        self._kept: OrderedDict[Hashable, T] = OrderedDict()
+        self._making: dict[Hashable, _Making[T]] = {}
+        self._most = kept
+        self._lock = threading.Lock()
+        KeptByState.every.add(self)
+
+    @classmethod
+    def forget_all(cls) -> None:
+        """Drops every kept value, so the next request makes its own (bench/run_page.py times the first viewer)."""
+        for kept in list(cls.every):
+            with kept._lock:
+                kept._kept.clear()
+
+    def get(self, key: Hashable, make: Callable[[], tuple[T, bool]]) -> T:
+        """`make` gives the value and whether to keep it (what may change without the key changing is not kept)."""
+        with self._lock:
+            value = self._kept.get(key)
+            if value is not None:
+                self._kept.move_to_end(key)
+                return value
+            making = self._making.get(key)
+            first = making is None
+            if making is None:
+                making = self._making[key] = _Making()
+        if not first:
+            making.done.wait()
+            return making.value if making.value is not None else make()[0]  # the first failed: make it here
+        try:
+            value, keep = make()  # made outside the lock: viewers of other runs go on
+            making.value = value
+        finally:
+            with self._lock:
+                del self._making[key]
+                if making.value is not None and keep:
+                    self._kept[key] = making.value
+                    while len(self._kept) > self._most:
+                        self._kept.popitem(last=False)
+            making.done.set()
+        return value
+
+
+class _Making(Generic[T]):
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.value: T | None = None
+
+
+_views: KeptByState[RoundViews] = KeptByState(KEPT)
 
 
 def round_views(read_models: Any, org_id: UUID, run_id: UUID, stamp: str) -> RoundViews:
     """The run's rounds (newest first, as the read model gives them) and their drawings, at the state `stamp`."""
     key = (id(read_models), org_id, run_id, stamp)
-    with _lock:
-        views = _kept.get(key)
-        if views is not None:
-            _kept.move_to_end(key)
-            return views
-    views = RoundViews(read_models.rounds(org_id, run_id))  # read outside the lock: viewers of other runs go on
-    with _lock:
-        _kept[key] = views
-        while len(_kept) > KEPT:
-            _kept.popitem(last=False)
-    return views
+    return _views.get(key, lambda: (RoundViews(read_models.rounds(org_id, run_id)), True))

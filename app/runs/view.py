@@ -11,9 +11,8 @@ import hashlib
 import json
 from typing import Any
 
-from app.runs.metrics import reward_chart, tiles
 from app.runs.progress import progress_of
-from app.runs.round_views import round_views
+from app.runs.round_views import NO_ROUNDS, round_views
 from app.runs.steps import loss_chart, objective_of
 from app.shell.identity import Identity
 from domain.runs import objectives
@@ -35,9 +34,21 @@ def stamp(run: RunDetail) -> str:
     return hashlib.blake2s(repr(seen).encode(), digest_size=6).hexdigest()
 
 
-def run_page_context(read_models: ReadModels, identity: Identity, run: RunDetail, *, tab: str) -> dict[str, Any]:
-    views = round_views(read_models, identity.organization_id, run.id, stamp(run)) if tab == "overview" else None
-    rounds = views.rounds if views is not None else []
+# The newest rows a table shows until its reader asks for all (Show all): a live page sends a few kilobytes a
+# round rather than every round's row, log line and event (660 KB at 1,000 rounds)
+ROUNDS_SHOWN = 50
+LOG_LINES_SHOWN = 50
+TIMELINE_SHOWN = 100
+
+
+def run_page_context(
+    read_models: ReadModels, identity: Identity, run: RunDetail, *, tab: str, show_all: bool = False
+) -> dict[str, Any]:
+    """`show_all`: the part asked for shows every row (its reader chose Show all), not only the newest."""
+    # what is drawn from the rounds is built when a part shows it, not for every part (app/runs/round_views.py)
+    views = round_views(read_models, identity.organization_id, run.id, stamp(run)) if tab == "overview" else NO_ROUNDS
+    rounds = views.rounds
+    timeline = read_models.timeline(identity.organization_id, run.id) if tab == "timeline" else []
     objective = objective_of(run)
     steps = read_models.steps(identity.organization_id, run.id) if tab == "overview" and objective != "rl" else []
     if objective != "rl" and run.live and not steps:  # the status line says the steps on every tab
@@ -54,7 +65,11 @@ def run_page_context(read_models: ReadModels, identity: Identity, run: RunDetail
         "tab": tab,
         "rounds": rounds,
         "best": best_round_row(run, rounds),
-        "timeline": read_models.timeline(identity.organization_id, run.id) if tab == "timeline" else [],
+        "timeline": timeline,
+        "show_all": show_all,
+        "rounds_shown": len(rounds) if show_all else ROUNDS_SHOWN,
+        "log_lines_shown": len(rounds) if show_all else LOG_LINES_SHOWN,
+        "timeline_shown": len(timeline) if show_all else TIMELINE_SHOWN,
         "settings": settings_rows(run),
         "progress": progress_of(run, objective, steps_for_status[0] if steps_for_status else None),
         "trial_finished": trial_finished(run),
@@ -64,12 +79,9 @@ def run_page_context(read_models: ReadModels, identity: Identity, run: RunDetail
         "plan_refused": False,  # ... by the plan: with Upgrade, or See plans (templates/auth/plan_notice.html)
         "time_left": time_left(run, rounds) if objective == "rl" else steps_time_left(run, steps_for_status),
         "launch_confirmation": launch_confirmation(run),
-        "chart": views.chart if views is not None else json.dumps(reward_chart(rounds)),
+        "views": views,
         "trained": any(r.round_number >= 1 for r in rounds),
         "round_zero": next((r for r in rounds if r.round_number == 0), None),
-        "trends": views.trends if views is not None else [],
-        "tiles": views.tiles if views is not None else tiles(rounds),
-        "small_charts": views.small_charts if views is not None else [],
         "trial": trial_rows(run),
         "finished_with_adapter": run.state in FINISHED_WITH_ADAPTER and run.adapter is not None,
         "merge": run.merge,

@@ -17,6 +17,8 @@ import pytest
 from consoles import ARTIFACTS, Served, chromium, needs_chromium, sign_in, watch_problems
 from playwright.sync_api import expect
 
+from app.runs.view import ROUNDS_SHOWN
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium]
 
 TRAINS_FOR_SECONDS = 30
@@ -89,6 +91,10 @@ def test_a_run_stopped_by_its_time_limit_continues_from_its_page_as_the_same_run
         expect(page.locator("#run-status .badge")).to_have_text("Completed", timeout=120_000)
         page.wait_for_timeout(2500)  # the last swaps of the other parts
         rows = page.locator("#run-rounds tbody tr td:first-child")
+        if done + MORE_ROUNDS + 1 > ROUNDS_SHOWN:  # the table shows the newest rounds until asked for all
+            expect(rows).to_have_count(ROUNDS_SHOWN)
+            page.locator("#run-rounds .more-rows button", has_text="Show all").click()
+        expect(rows).to_have_count(done + MORE_ROUNDS + 1)
         numbers = [int(text.split()[0]) for text in rows.all_inner_texts()]
         assert sorted(numbers) == list(range(done + MORE_ROUNDS + 1))  # every round once, the two segments as one
         assert page.locator("#run-reward .chart .scatterlayer .trace").count() == 2

@@ -3,9 +3,11 @@ again when a round arrives."""
 
 from __future__ import annotations
 
+import threading
+import time
 from uuid import uuid4
 
-from app.runs.round_views import round_views
+from app.runs.round_views import KeptByState, round_views
 from domain.actors import Actor
 from domain.runs.progress import RoundResult
 from domain.runs.settings import run_body_from_api
@@ -56,3 +58,37 @@ def test_the_rounds_are_read_once_per_state_of_the_run(tmp_path) -> None:
     after = round_views(counted, org_id, run_id, f"state-{uuid4().hex}")
     assert counted.reads == 2 and [r.round_number for r in after.rounds] == [2, 1, 0]
     assert [t.name for t in after.trends] == ["Reward"]  # two trained rounds make a trend
+
+
+def test_viewers_asking_while_the_first_draws_wait_for_its_drawing_rather_than_draw_again() -> None:
+    kept: KeptByState[str] = KeptByState(4)
+    made: list[int] = []
+    started = threading.Event()
+
+    def make() -> tuple[str, bool]:
+        made.append(1)
+        started.set()
+        time.sleep(0.2)  # a slow first drawing: the others ask meanwhile
+        return "drawn", True
+
+    answers: list[str] = []
+    first = threading.Thread(target=lambda: answers.append(kept.get("state", make)))
+    first.start()
+    started.wait(5)
+    others = [threading.Thread(target=lambda: answers.append(kept.get("state", make))) for _ in range(5)]
+    for thread in [*others]:
+        thread.start()
+    for thread in [first, *others]:
+        thread.join(5)
+    assert answers == ["drawn"] * 6 and len(made) == 1
+
+
+def test_a_drawing_that_is_not_to_be_kept_is_drawn_again_next_time() -> None:
+    kept: KeptByState[str] = KeptByState(4)
+    made: list[int] = []
+
+    def make() -> tuple[str, bool]:
+        made.append(1)
+        return "could not be read", False
+
+    assert [kept.get("state", make) for _ in range(3)] == ["could not be read"] * 3 and len(made) == 3

@@ -15,6 +15,8 @@ import pytest
 from consoles import ClientConsole, client_console
 from rounds import scored_round
 
+from app.auth.testing import bearer_headers
+from app.runs.view import ROUNDS_SHOWN
 from domain.actors import Actor
 from domain.runs.progress import TrialReport
 from domain.runs.settings import run_body_from_api
@@ -415,3 +417,39 @@ def test_readers_see_where_files_are_in_the_storage_never_the_servers_own_paths(
     assert f"Merged model written to runs/{run_id}/merged/ (" in answers["page"]
     # the events keep what the workers reported: the jobs read the files back from there
     assert page.verity.get_run(page.org_id, run_id).adapter["location"].startswith(storage_folder)
+
+
+def test_long_tables_show_their_newest_rows_until_show_all_and_keep_showing_all_while_live(page: Page) -> None:
+    run_id = page.launched_run(rounds=ROUNDS_SHOWN + 20)
+    page.score(run_id, 0, None, 0.30)
+    for number in range(1, ROUNDS_SHOWN + 6):
+        page.score(run_id, number, 0.40, 0.45)
+    page.settle()
+    rounds = page.client.get(f"/runs/{run_id}/rounds", headers=HTMX).text
+    shown = [int(n) for n in re.findall(r'<td class="num">(\d+)', rounds)[::6]]
+    assert shown == list(range(ROUNDS_SHOWN + 5, 5, -1))  # the newest first, 50 of them
+    assert f"The latest {ROUNDS_SHOWN} of {ROUNDS_SHOWN + 6} rounds." in rounds
+    assert re.search(r'hx-get="/runs/[^"]+/rounds\?all=1"[^>]*>Show all</button>', rounds)
+    everything = page.client.get(f"/runs/{run_id}/rounds?all=1", headers=HTMX).text
+    assert everything.count("<tr") == ROUNDS_SHOWN + 7 and "Show all" not in everything  # the head and each round
+    assert re.search(r'hx-get="/runs/[^"]+/rounds\?v=\w+&amp;all=1" hx-trigger="every 2s"', everything)
+
+    logs = page.client.get(f"/runs/{run_id}/logs", headers=HTMX).text
+    lines = re.findall(r"Round (\d+) of \d+:", logs)
+    assert lines == [str(n) for n in range(6, ROUNDS_SHOWN + 6)]  # the latest 50 lines, oldest of them first
+    every_line = page.client.get(f"/runs/{run_id}/logs?all=1", headers=HTMX).text
+    assert re.findall(r"Round (\d+) of \d+:", every_line) == [str(n) for n in range(ROUNDS_SHOWN + 6)]
+
+
+def test_a_part_drawn_once_for_a_state_is_drawn_for_each_role(page: Page) -> None:
+    """Viewers of one state of a run share its drawings, but never across roles: a viewer's status line refuses
+    what an owner's offers."""
+    run_id = page.launched_run()
+    page.score(run_id, 0, None, 0.30)
+    page.settle()
+    owners = page.client.get(f"/runs/{run_id}/status", headers=HTMX).text
+    viewer = {**HTMX, **bearer_headers(page.verity, page.org_id, role="viewer")}
+    viewers = page.client.get(f"/runs/{run_id}/status", headers=viewer).text
+    assert ">Cancel run<" in owners and 'class="role-note"' not in owners
+    assert ">Cancel run<" not in viewers and 'class="role-note"' in viewers
+    assert page.client.get(f"/runs/{run_id}/status", headers=HTMX).text == owners
