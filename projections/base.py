@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 from uuid import UUID
 
@@ -27,6 +28,11 @@ class Event:
     time: str
     data: dict[str, Any]
 
+    @cached_property
+    def aggregate_key(self) -> str:
+        """The aggregate's id as the tables key it: made once, though each event is keyed by several projections."""
+        return str(self.aggregate_id)
+
     @property
     def actor(self) -> dict[str, str]:
         return self.data.get("actor") or {"kind": "system", "id": "unknown", "name": "Unknown"}
@@ -44,14 +50,29 @@ class Projection:
         if handler is not None:
             handler(tx, event)
 
+    def handler_for(self, event_type: str) -> Handler | None:
+        """What applies an event of this type (None: the projection skips it), looked up once per type of a page.
+        A projection that overrides `apply` sees every event."""
+        if type(self).apply is not Projection.apply:
+            return self.apply
+        return self.handlers.get(event_type)
+
+
+# Values JSON takes as they are: by far the most of an event's data, so they skip the checks below.
+PLAIN = frozenset({str, int, float, bool, type(None)})
+
 
 def jsonable(value: Any) -> Any:
     """Event data as JSON takes it: UUIDs and datetimes as strings, tuples as lists, a run's settings as the API
     body, at any depth."""
+    if type(value) in PLAIN:
+        return value
     if isinstance(value, RunSettings):
         return jsonable(value.to_api())
     if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
+        return {
+            k if type(k) is str else str(k): v if type(v) in PLAIN else jsonable(v) for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
         return [jsonable(v) for v in value]
     if isinstance(value, UUID):

@@ -20,7 +20,7 @@ def file_in_directory(
     tx.upsert(
         "directory",
         {
-            "aggregate_id": str(e.aggregate_id),
+            "aggregate_id": e.aggregate_key,
             "org_id": str(org),
             "kind": kind,
             "name": name,
@@ -32,7 +32,7 @@ def file_in_directory(
 def directory_entry(tx: Tx, e: Event) -> Row | None:
     """The event's aggregate as the directory filed it (its organization, name and rounds); None for one it never
     filed, whose events the projections after it skip."""
-    return tx.get("directory", {"aggregate_id": str(e.aggregate_id)})
+    return tx.get("directory", {"aggregate_id": e.aggregate_key})
 
 
 class Directory(Projection):
@@ -57,6 +57,6 @@ class Directory(Projection):
     def _run_edited(self, tx: Tx, e: Event) -> None:
         tx.update(
             "directory",
-            {"aggregate_id": str(e.aggregate_id)},
+            {"aggregate_id": e.aggregate_key},
             {"name": e.data["settings"].name, "total_rounds": e.data["settings"].effective_rounds},
         )

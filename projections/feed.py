@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any
 
+from domain.runs.run_settings import RunSettings
 from domain.storage_keys import storage_key
-from projections.base import Event, Projection, jsonable
+from projections.base import PLAIN, Event, Projection, jsonable
 from projections.directory import directory_entry
 from projections.tables import Tx
 
@@ -19,12 +21,45 @@ def locations_as_keys(value: Any) -> Any:
     the storage (domain/storage_keys.py), never the worker's path or the bucket's URL."""
     if isinstance(value, dict):
         return {
-            key: storage_key(item) if key == "location" and isinstance(item, str) else locations_as_keys(item)
+            key: storage_key(item)
+            if key == "location" and isinstance(item, str)
+            else item if type(item) in PLAIN else locations_as_keys(item)
             for key, item in value.items()
         }
     if isinstance(value, list):
-        return [locations_as_keys(item) for item in value]
+        return [item if type(item) in PLAIN else locations_as_keys(item) for item in value]
     return value
+
+
+def feed_data(value: Any) -> Any:
+    """`locations_as_keys(jsonable(value))` in one walk of the event's data, the feed's most frequent work."""
+    if type(value) in PLAIN:
+        return value
+    if isinstance(value, RunSettings):
+        return feed_data(value.to_api())
+    if isinstance(value, dict):
+        return {
+            key: _location(item) if key == "location" else feed_data(item)
+            for key, item in ((k if type(k) is str else str(k), v) for k, v in value.items())
+        }
+    if isinstance(value, list | tuple):
+        return [feed_data(item) for item in value]
+    return jsonable(value)
+
+
+def _location(value: Any) -> Any:
+    value = jsonable(value)
+    return storage_key(value) if isinstance(value, str) else locations_as_keys(value)
+
+
+def _all_text(actor: dict[str, Any]) -> bool:
+    return all(type(key) is str and type(value) is str for key, value in actor.items())
+
+
+@lru_cache(maxsize=256)
+def _actor_json(items: tuple[tuple[str, str], ...]) -> str:
+    """An actor's JSON: a page has few actors (the trainer writes most events), each made once."""
+    return json.dumps(dict(items))
 
 
 class Feed(Projection):
@@ -37,6 +72,7 @@ class Feed(Projection):
         if place is None:
             return
         data = {key: value for key, value in event.data.items() if key != "actor" and key not in NEVER_IN_FEED}
+        actor = event.actor
         tx.upsert(
             "feed",
             {
@@ -44,9 +80,9 @@ class Feed(Projection):
                 "org_id": place["org_id"],
                 "event_type": event.type,
                 "occurred_at": event.time,
-                "aggregate_id": str(event.aggregate_id),
+                "aggregate_id": event.aggregate_key,
                 "aggregate_version": event.version,
-                "actor_json": json.dumps(event.actor),
-                "data_json": json.dumps(locations_as_keys(jsonable(data))),
+                "actor_json": _actor_json(tuple(actor.items())) if _all_text(actor) else json.dumps(actor),
+                "data_json": json.dumps(feed_data(data)),
             },
         )

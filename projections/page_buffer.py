@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
-from projections.tables import Row, row_key
+from projections.tables import TABLE_KEYS, Row
+
+# Each table's key of a row: the one key column's value, or a tuple of them (made in C, once per read or write).
+_KEY_OF: dict[str, Callable[[Row], Any]] = {table: itemgetter(*columns) for table, columns in TABLE_KEYS.items()}
 
 
 class PageBuffer:
@@ -16,33 +21,40 @@ class PageBuffer:
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self._rows: dict[tuple[str, tuple[Any, ...]], Row | None] = {}
-        self._dirty: dict[tuple[str, tuple[Any, ...]], None] = {}  # insertion-ordered set
+        self._rows: dict[str, dict[Any, Row | None]] = {table: {} for table in TABLE_KEYS}
+        self._dirty: dict[tuple[str, Any], None] = {}  # insertion-ordered set of (table, key)
+
+    def _held(self, table: str, key: Row) -> tuple[Any, Row | None]:
+        """The row as the page left it, read from the tables the first time the page asks for it."""
+        rows, slot = self._rows[table], _KEY_OF[table](key)
+        if slot in rows:
+            return slot, rows[slot]
+        row = rows[slot] = self.inner.get(table, key)
+        return slot, row
 
     def get(self, table: str, key: Row) -> Row | None:
-        slot = (table, row_key(table, key))
-        if slot not in self._rows:
-            self._rows[slot] = self.inner.get(table, key)
-        row = self._rows[slot]
+        row = self._held(table, key)[1]
         return dict(row) if row is not None else None
 
     def upsert(self, table: str, row: Row) -> None:
-        slot = (table, row_key(table, row))
-        self._rows[slot] = {**(self._rows.get(slot) or {}), **row}
-        self._dirty[slot] = None
+        rows, slot = self._rows[table], _KEY_OF[table](row)
+        held = rows.get(slot)
+        rows[slot] = {**held, **row} if held else dict(row)
+        self._dirty[(table, slot)] = None
 
     def update(self, table: str, key: Row, values: Row) -> None:
-        row = self.get(table, key)
+        slot, row = self._held(table, key)
         if row is not None:
-            self._rows[(table, row_key(table, key))] = {**row, **values}
-            self._dirty[(table, row_key(table, key))] = None
+            self._rows[table][slot] = {**row, **values}
+            self._dirty[(table, slot)] = None
 
     def flush(self) -> None:
+        """Writes each changed row once: rows of a table with the same columns in one statement."""
         groups: dict[tuple[str, tuple[str, ...]], list[Row]] = {}
-        for slot in self._dirty:
-            row = self._rows[slot]
+        for table, slot in self._dirty:
+            row = self._rows[table][slot]
             if row is not None:
-                groups.setdefault((slot[0], tuple(row)), []).append(row)
+                groups.setdefault((table, tuple(row)), []).append(row)
         for (table, _), rows in groups.items():
             self.inner.upsert_many(table, rows)
         self._dirty.clear()

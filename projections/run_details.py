@@ -34,11 +34,11 @@ class RunDetails(RunStates):
             "Run.Completed": lambda tx, e: self._state(tx, e, "completed", ended_at=e.time),
             "Run.Cancelled": lambda tx, e: self._state(tx, e, "cancelled", ended_at=e.time),
             "Run.Retried": lambda tx, e: tx.update(
-                "run_details", {"id": str(e.aggregate_id)}, {"retried_as": str(e.data["new_run_id"])}
+                "run_details", {"id": e.aggregate_key}, {"retried_as": str(e.data["new_run_id"])}
             ),
             "Run.TrialReported": lambda tx, e: tx.update(
                 "run_details",
-                {"id": str(e.aggregate_id)},
+                {"id": e.aggregate_key},
                 {"trial_report_json": json.dumps(e.data["report"])},
             ),
             "Run.MergeRequested": lambda tx, e: self._merge(tx, e, "merging", best_round=e.data["best_round"]),
@@ -51,7 +51,7 @@ class RunDetails(RunStates):
 
     def _merge(self, tx: Tx, e: Event, state: str, **values: Any) -> None:
         """Merge model's state on the run page: each event keeps what the one before said (the best round)."""
-        row = tx.get("run_details", {"id": str(e.aggregate_id)})
+        row = tx.get("run_details", {"id": e.aggregate_key})
         if row is None:
             return
         before = json.loads(row["merge_json"]) if row["merge_json"] and state != "merging" else {}
@@ -75,7 +75,7 @@ class RunDetails(RunStates):
     def _saved(self, tx: Tx, e: Event) -> None:
         settings = e.data["settings"]
         row = {
-            "id": str(e.aggregate_id),
+            "id": e.aggregate_key,
             "org_id": str(e.data["org_id"]),
             "project_id": str(e.data["project_id"]),
             "model": e.data["model"],
@@ -110,7 +110,7 @@ class RunDetails(RunStates):
     def _edited(self, tx: Tx, e: Event) -> None:
         columns = self._settings_columns(tx, e.data["settings"])
         columns["status_line"] = status_line("draft", 0, columns["rounds_total"])
-        tx.update("run_details", {"id": str(e.aggregate_id)}, {**columns, "updated_at": e.time})
+        tx.update("run_details", {"id": e.aggregate_key}, {**columns, "updated_at": e.time})
 
     def _continued(self, tx: Tx, e: Event) -> None:
         """Continue from round N: running again, with its new Rounds or Time limit; the adapter kept so far stays."""

@@ -22,7 +22,7 @@ class RunRows(Projection):
         place = directory_entry(tx, e)
         row = self.row(e, place) if place is not None else None
         if row is not None:
-            tx.upsert(self.table or self.name, {"run_id": str(e.aggregate_id), **row})
+            tx.upsert(self.table or self.name, {"run_id": e.aggregate_key, **row})
 
     def row(self, e: Event, place: Row) -> Row | None:
         """The row's columns after `run_id` (None: no row); `place` is the run's directory entry."""

@@ -18,14 +18,14 @@ class RunStates(Projection):
     table is named after it, and each writes its own row when a run is saved or edited."""
 
     def _state(self, tx: Tx, e: Event, state: str, **values: Any) -> None:
-        row = tx.get(self.name, {"id": str(e.aggregate_id)})
+        row = tx.get(self.name, {"id": e.aggregate_key})
         if row is None:
             return
         row.update(values)
         row["state"] = state
         row["status_line"] = status_line(state, row["rounds_scored"], row["rounds_total"])
         row["updated_at"] = e.time
-        tx.update(self.name, {"id": row["id"]}, {key: value for key, value in row.items() if key != "id"})
+        tx.update(self.name, {"id": row["id"]}, row)  # the whole row: its id is set to itself
 
     def _saved(self, tx: Tx, e: Event) -> None:
         raise NotImplementedError
@@ -54,7 +54,7 @@ class RunStates(Projection):
 
     def _step_logged(self, tx: Tx, e: Event) -> None:
         """An SFT or DPO step: the run trains, "Training · step N / M" (the domain's status line)."""
-        row = tx.get(self.name, {"id": str(e.aggregate_id)})
+        row = tx.get(self.name, {"id": e.aggregate_key})
         if row is None:
             return
         step = e.data["step"]
@@ -68,9 +68,6 @@ class RunStates(Projection):
         tx.update(self.name, {"id": row["id"]}, values)
 
     def _round_scored(self, tx: Tx, e: Event) -> None:
-        row = tx.get(self.name, {"id": str(e.aggregate_id)})
-        if row is None:
-            return
         result = e.data["result"]
         best = e.data["best_round"]
         values: dict[str, Any] = {"rounds_scored": result["round_number"] + 1, "best_round": best}
@@ -99,7 +96,7 @@ class Runs(RunStates):
         tx.upsert(
             "runs",
             {
-                "id": str(e.aggregate_id),
+                "id": e.aggregate_key,
                 "org_id": str(e.data["org_id"]),
                 "project_id": str(e.data["project_id"]),
                 "name": settings.name,
@@ -125,7 +122,7 @@ class Runs(RunStates):
         total = settings.effective_rounds
         tx.update(
             "runs",
-            {"id": str(e.aggregate_id)},
+            {"id": e.aggregate_key},
             {
                 "name": settings.name,
                 "kind": settings.kind,

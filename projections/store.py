@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from projections.access import AccessReads
-from projections.base import Event, Projection
+from projections.base import Event, Handler, Projection
 from projections.catalog_reads import CatalogReads
 from projections.memory_tables import MemoryTables
 from projections.page_buffer import PageBuffer
@@ -76,6 +76,7 @@ class TableReadModels(AccessReads, CatalogReads, RunReads):
     def __init__(self, tables: Tables, projections: list[Projection] | None = None) -> None:
         self.tables = tables
         self.projections = projections or all_projections()
+        self._handlers: dict[str, list[tuple[int, Handler]]] = {}
 
     # --- writing -------------------------------------------------------------------------------------------
     def positions(self) -> dict[str, int]:
@@ -85,27 +86,45 @@ class TableReadModels(AccessReads, CatalogReads, RunReads):
     def apply(self, events: Sequence[Event]) -> int:
         """Applies a page of events (in log order) and each projection's new position in one transaction.
 
-        A projection skips the events at or before its own position, so a page may be applied again safely.
+        Each event goes through every projection before the next one does, as if the page were applied an event at
+        a time, so what a projection reads of another (the directory, a run's objective) is as it stood at that
+        event, whatever the page's size. The page's rows are read and written once each (projections/page_buffer.py),
+        together with the positions. A projection skips the events at or before its own position, so a page may be
+        applied again safely.
         """
         if not events:
             return 0
         last = events[-1].position
         with self.tables.transaction() as connection:
             connection.lock()  # another runner applying the same page waits, then skips what is done
+            stored = {row["name"]: int(row["log_position"]) for row in connection.select("projection_positions", {})}
+            reached = [stored.get(projection.name, 0) for projection in self.projections]
+            behind = min(reached)
+            if behind >= last:
+                return 0
             tx = PageBuffer(connection)
-            applied = 0
-            for projection in self.projections:
-                row = tx.get("projection_positions", {"name": projection.name})
-                reached = int(row["log_position"]) if row else 0
-                if reached >= last:
+            for event in events:
+                if event.position <= behind:
                     continue
-                for event in events:
-                    if event.position > reached:
-                        projection.apply(tx, event)
-                        applied += 1
-                tx.upsert("projection_positions", {"name": projection.name, "log_position": last})
+                for index, handler in self._handlers_of(event.type):
+                    if event.position > reached[index]:
+                        handler(tx, event)
+            for projection, position in zip(self.projections, reached, strict=True):
+                if position < last:
+                    tx.upsert("projection_positions", {"name": projection.name, "log_position": last})
             tx.flush()
-        return len(events) if applied else 0
+        return len(events)
+
+    def _handlers_of(self, event_type: str) -> list[tuple[int, Handler]]:
+        """The handlers of an event type, in the projections' order, with each projection's index."""
+        handlers = self._handlers.get(event_type)
+        if handlers is None:
+            handlers = self._handlers[event_type] = [
+                (index, handler)
+                for index, projection in enumerate(self.projections)
+                if (handler := projection.handler_for(event_type)) is not None
+            ]
+        return handlers
 
     def position(self) -> int:
         """The position every projection has reached."""

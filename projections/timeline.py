@@ -27,7 +27,7 @@ class Timeline(Projection):
             {
                 "log_position": event.position,
                 "org_id": place["org_id"],
-                "run_id": str(event.aggregate_id),
+                "run_id": event.aggregate_key,
                 "occurred_at": event.time,
                 "actor_kind": actor["kind"],
                 "actor_id": actor["id"],
@@ -44,7 +44,7 @@ def _objective_of(tx: Tx, e: Event) -> str:
     """The run's objective, from the Runs view (applied before the timeline) or the event's own settings."""
     if "settings" in e.data:
         return str(e.data["settings"].objective)
-    row = tx.get("runs", {"id": str(e.aggregate_id)})
+    row = tx.get("runs", {"id": e.aggregate_key})
     return str(row["objective"]) if row is not None else objectives.RL
 
 
