@@ -82,10 +82,11 @@ def recording_cost(record_seconds: list[float]) -> None:
     last = len(record_seconds) - 1
     if last < 100 + RUN_SNAPSHOT_INTERVAL:
         return
-    early = statistics.mean(record_seconds[101 - RUN_SNAPSHOT_INTERVAL:101])
-    late = statistics.mean(record_seconds[last + 1 - RUN_SNAPSHOT_INTERVAL:])
-    print(f"recording round 100: {early * 1000:.2f} ms, round {last}: {late * 1000:.2f} ms "
-          f"({late / early:.2f}x; mean of {RUN_SNAPSHOT_INTERVAL} records each)")
+    early, late = record_seconds[101 - RUN_SNAPSHOT_INTERVAL:101], record_seconds[last + 1 - RUN_SNAPSHOT_INTERVAL:]
+    ratio = statistics.mean(late) / statistics.mean(early)
+    print(f"recording round 100: {statistics.mean(early) * 1000:.2f} ms, round {last}: "
+          f"{statistics.mean(late) * 1000:.2f} ms ({ratio:.2f}x; mean of {RUN_SNAPSHOT_INTERVAL} records each, "
+          f"medians {statistics.median(early) * 1000:.2f} and {statistics.median(late) * 1000:.2f} ms)")
 
 
 def timed(client: TestClient, url: str, repeat: int, headers: dict[str, str] | None = None,

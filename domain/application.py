@@ -15,12 +15,13 @@ organization, project and run every context checks against).
 
 from __future__ import annotations
 
-from typing import TypeVar
+import logging
+from typing import Any, ClassVar, TypeVar
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError, JSONTranscoder
+from eventsourcing.application import AggregateNotFoundError, Application, ProcessingEvent
+from eventsourcing.domain import Aggregate, MutableOrImmutableAggregate
+from eventsourcing.persistence import IntegrityError, JSONTranscoder, PersistenceError
 
 from domain.access.commands import AccessCommands
 from domain.custom_metric_commands import CustomMetricCommands
@@ -36,6 +37,11 @@ from domain.runs.run import Run
 from domain.runs.stored_settings import RunSettingsAsBody
 
 A = TypeVar("A", bound=Aggregate)
+logger = logging.getLogger(__name__)
+
+# A snapshot every 20 events: a load decodes one small snapshot and at most 19 events, and taking one (a write of
+# its own) adds a commit to one save in 20.
+RUN_SNAPSHOT_INTERVAL = 20
 
 CONCURRENT = (
     "Someone else changed this at the same time. Reload the page to see their change, then try again."
@@ -55,6 +61,20 @@ class Verity(
 ):
     name = "Verity"
     log_section_size = 1000  # projections read the log in pages of up to 1,000 events
+    # A run records an event per round (or step): it loads from its latest snapshot and the events after it, so a
+    # command costs the same at round 1,000 as at round 10. Snapshots have their own table (`stored_snapshots`,
+    # or `verity_snapshots` on PostgreSQL), created at start where it is missing, like the events' table; they are
+    # not in the notification log the projections follow, and the events stay the whole record.
+    snapshotting_intervals: ClassVar[dict[type[MutableOrImmutableAggregate[Any]], int]] = {Run: RUN_SNAPSHOT_INTERVAL}
+
+    def _take_snapshots(self, processing_event: ProcessingEvent[UUID]) -> None:
+        """A snapshot is a cache of what the events already hold, written after they commit: one that cannot be
+        written (the database blinked) must not make a saved command look failed. The next is taken 20 events on."""
+        try:
+            super()._take_snapshots(processing_event)
+        except PersistenceError:
+            logger.warning("A snapshot could not be written; the events are saved, and loads replay them instead",
+                           exc_info=True)
 
     def register_transcodings(self, transcoder: JSONTranscoder) -> None:
         super().register_transcodings(transcoder)

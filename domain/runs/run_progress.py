@@ -20,7 +20,11 @@ Recorder = Callable[..., None]
 class RunProgress:
     # provided by Run: its state, what it reads of it, and the @event methods that record each step
     state: str
-    rounds: list[dict[str, Any]]
+    rounds_scored: int
+    latest_round: dict[str, Any] | None
+    first_trained_round: int | None
+    learned: bool
+    no_signal_scores: list[float]
     steps: list[dict[str, Any]]
     best_round: int | None
     best_validation: float | None
@@ -61,7 +65,7 @@ class RunProgress:
         self._preparing(actor=actor, resuming_from=self.resuming_from)
 
     def score_round(self, result: dict[str, Any], actor: dict[str, str]) -> None:
-        expected = len(self.rounds)
+        expected = self.rounds_scored
         self._require(
             (PREPARING, TRAINING), "Only a preparing or training run can score a round: it is {status}."
         )
@@ -81,7 +85,7 @@ class RunProgress:
     def _training_states(self) -> tuple[str, ...]:
         """A resumed run that prepared may stop or save before its next round (its time limit, or a worker lost
         after the last round): it trained already."""
-        trained = self.rounds or self.steps
+        trained = self.rounds_scored or self.steps
         return (PREPARING, TRAINING) if self.resuming_from is not None and trained else (TRAINING,)
 
     def log_step(self, step: dict[str, Any], actor: dict[str, str]) -> None:
@@ -117,12 +121,12 @@ class RunProgress:
 
     def no_learning_signal(self) -> str | None:
         """The failure message when every round trained on nothing, else None."""
-        trained = [r for r in self.rounds if r["round_number"] >= 1]
-        if self.stop is not None or not trained or any((r.get("signal") or 0) > 0 for r in trained):
+        if self.stop is not None or self.first_trained_round is None or self.learned:
             return None
-        values = [r["uniform_value"] if r.get("uniform_value") is not None else r["reward"] for r in trained]
+        assert self.latest_round is not None  # a round was trained
         return messages.no_learning_signal(
-            trained[0]["round_number"], trained[-1]["round_number"], messages.scores_in_words(values)
+            self.first_trained_round, self.latest_round["round_number"],
+            messages.scores_in_words(self.no_signal_scores),
         )
 
     def save_adapter(self, actor: dict[str, str]) -> None:

@@ -76,7 +76,7 @@ def resumed_on_worker_sentence(who: str, after: int, unit: str = "round") -> str
 class RunResumes:
     # provided by Run
     state: str
-    rounds: list[dict[str, Any]]
+    latest_round: dict[str, Any] | None
     steps: list[dict[str, Any]]
     resumes: list[dict[str, Any]]
     resume_point: dict[str, Any] | None
@@ -102,7 +102,7 @@ class RunResumes:
         """(round or step, checkpoint sha256) of the last point a run can go on from: an RL run's last round (each
         round after round 0 leaves one), an SFT, DPO or Head run's last step that ended an epoch."""
         if objectives.is_rl(self.objective):
-            last = self.rounds[-1] if self.rounds else None
+            last = self.latest_round
             if last is None or last["round_number"] < 1 or not last.get("checkpoint_sha256"):
                 return None
             return last["round_number"], last["checkpoint_sha256"]
@@ -164,14 +164,18 @@ class RunResumes:
     @property
     def continues_from(self) -> int | None:
         """The round "Continue from round N" would go on from; None when the run can't be continued."""
-        return None if self.continue_refusal() is not None else self.rounds[-1]["round_number"]
+        if self.continue_refusal() is not None:
+            return None
+        assert self.latest_round is not None  # a continuable run has a round with a checkpoint
+        return int(self.latest_round["round_number"])
 
     def continue_from_last_round(self, settings: Any, changes: list[str], actor: dict[str, str]) -> None:
         """`settings`: the run's, with the Rounds and Time limit it goes on with (checked by the caller's parser);
         `changes`: what changed, in words ("Rounds 20 → 30")."""
         if (refusal := self.continue_refusal()) is not None:
             raise IllegalTransition(refusal)
-        last = self.rounds[-1]
+        last = self.latest_round
+        assert last is not None  # continue_refusal checked it has a checkpoint
         if settings.rounds <= last["round_number"]:
             done = last["round_number"]
             raise IllegalTransition(f"This run has done {done} rounds already: to continue it, Rounds must be more "

@@ -74,7 +74,7 @@ def command(world, name, run_id, draft, scored):
         "retry": lambda: v.retry_run(world.org_id, run_id, owner),
         "queued": lambda: v.record_queued(run_id),
         "preparing": lambda: v.record_preparing(run_id),
-        "round": lambda: v.record_round_scored(run_id, scored(len(run.rounds), 0.9)),
+        "round": lambda: v.record_round_scored(run_id, scored(run.rounds_scored, 0.9)),
         "saving": lambda: v.record_saving_adapter(run_id),
         "stopped": lambda: v.record_stopped(run_id, "time_limit", ""),
         "adapter_ready": lambda: v.record_adapter_ready(run_id, run.best_round or 0, "a", "b", 1),

@@ -57,7 +57,7 @@ def test_a_run_stopped_by_its_time_limit_continues_from_its_last_round_with_more
     world.verity.continue_run(world.org_id, run_id, OWNER, "owner", {"rounds": 6, "time_limit_hours": 3.0})
 
     run = world.verity.get_run(None, run_id)
-    assert (run.state, run.stop, len(run.rounds), run.total_rounds) == ("queued", None, 3, 6)
+    assert (run.state, run.stop, run.rounds_scored, run.total_rounds) == ("queued", None, 3, 6)
     assert run.resume_from == {"round": 2, "sha256": "02" * 32}
     continued = _last_event(world)
     assert continued.type == "Run.Continued" and ROUTES[continued.type] is ROUTES["Run.Launched"]
@@ -75,7 +75,8 @@ def test_a_run_stopped_by_its_time_limit_continues_from_its_last_round_with_more
         "The run resumed from round 2 on Worker gpu-8 (process 77): GPU, model and the checkpoint of round 2."
     )
     _scored(world, run_id, 3)  # the same run's rounds go on from 3
-    assert [r["round_number"] for r in world.verity.get_run(None, run_id).rounds] == [0, 1, 2, 3]
+    run = world.verity.get_run(None, run_id)
+    assert (run.rounds_scored, run.last_round, run.latest_round["round_number"]) == (4, 3, 3)
 
 
 def test_a_cancelled_run_and_one_out_of_memory_continue_with_their_own_settings(world: World) -> None:

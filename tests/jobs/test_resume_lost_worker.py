@@ -55,7 +55,7 @@ def test_a_lost_worker_after_a_checkpointed_round_puts_the_run_back_on_its_queue
     assert _lost(world, run_id) == []  # not ended
 
     run = world.verity.get_run(None, run_id)
-    assert run.state == "queued" and len(run.rounds) == 3  # round 0, 1 and 2 stay
+    assert run.state == "queued" and run.rounds_scored == 3  # round 0, 1 and 2 stay
     assert run.resume_from == {"round": 2, "sha256": CHECKPOINT_2}
     assert world.ctx.ledger.lease(run_id) is None  # free for the next worker
     resumed = _last_event(world)
