@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export VERITY_DATA_DIR ?= ./data
 PORT ?= 8000
 
-.PHONY: run test install install-test browser sandbox lint typecheck tiny-model constraints
+.PHONY: run try-production test install install-test browser sandbox lint typecheck tiny-model constraints
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,10 @@ tiny-model: install
 run: install sandbox tiny-model
 	$(BIN)/verity migrate
 	$(BIN)/verity serve --port $(PORT)
+
+# The production layout on this machine, for a try (README: "Several processes"): PostgreSQL and Redis must run.
+try-production: install-test sandbox tiny-model
+	$(BIN)/verity try-production --port $(PORT)
 
 # After upgrading packages in .venv and a green `make test`: record the versions it passed with.
 constraints:

@@ -51,7 +51,7 @@ from app.shell.errors import API_ERROR_HANDLERS, PAGE_ERROR_HANDLERS
 from app.shell.identity import provide_identity
 from app.shell.json_bodies import BoundedJsonRequest
 from app.shell.pages import home
-from app.shell.request_ids import RequestIds
+from app.shell.request_ids import around_the_router
 from app.shell.static import plotly_js, static_files_router
 from app.shell.templating import template_config
 from domain.application import Verity
@@ -125,7 +125,9 @@ def create_app(
     )
     account_limit = AccountSignInLimit(counter_for(auth.rate_limit_url), auth.account_sign_in_failures,
                                        auth.account_sign_in_window_seconds)
-    return Litestar(
+    # RequestIds goes around the router, not into `middleware`: Litestar runs those after routing, so a 404 or a 405
+    # went out without an id (app/shell/request_ids.py)
+    return around_the_router(Litestar(
         route_handlers=[api, pages, static_files_router(), plotly_js, agent_endpoint(agent, verity), *service.ROUTES],
         dependencies={
             "verity": Provide(lambda: verity, use_cache=True, sync_to_thread=False),
@@ -139,7 +141,6 @@ def create_app(
         state=State({"verity": verity, API_REQUESTS_PER_MINUTE: auth.api_requests_per_minute}),
         guards=[signed_in],
         middleware=[
-            RequestIds,  # first, so the session, CSRF and rate-limit layers' records and answers carry the id
             sessions.middleware,
             DefineMiddleware(BearerOrCsrfMiddleware, config=csrf_config(auth.csrf_secret, auth.secure_cookies)),
             sign_in_rate.middleware,
@@ -166,4 +167,4 @@ def create_app(
         lifespan=[agent_lifespan(agent)],
         on_shutdown=[runner.stop] if runner else [],
         debug=debug,
-    )
+    ))

@@ -3,7 +3,8 @@ started it, with one supervisor.
 
 A Dramatiq time limit can't interrupt a GPU call, so the child runs `python -m trainer COMMAND SPEC.json` in its
 own process group: the supervisor reads its progress lines from stdout (each goes to the job's `Records`, which
-turns it into a domain command), forwards stderr to the worker's log, beats the job's heartbeat, asks every second
+turns it into a domain command), forwards stderr to the worker's log (with the run the worker bound, and the child's
+own level and fields where it logs JSON: verity/log_format.py), beats the job's heartbeat, asks every second
 or so whether the job was cancelled, and kills the whole group on a cancel or when the watchdog's time comes (the
 job's time limit plus a grace), whatever the child is doing.
 """
@@ -11,6 +12,7 @@ job's time limit plus a grace), whatever the child is doing.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import ctypes
 import json
 import logging
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import IO, Any, Literal, Protocol
 
 from jobs.config import JobsConfig
+from verity.log_format import child_record, context_for_child
 
 log = logging.getLogger(__name__)
 trainer_log = logging.getLogger("jobs.trainer")
@@ -133,7 +136,7 @@ class Supervisor:
                 bufsize=1,
                 start_new_session=True,  # its own process group: a kill reaches the sandbox and loaders too
                 preexec_fn=_die_with_parent,
-                env={**self.environment(dict(os.environ)), "PYTHONUNBUFFERED": "1"},
+                env={**self.environment(dict(os.environ)), **context_for_child(), "PYTHONUNBUFFERED": "1"},
             )
             command = self.child_spec.command
             log.info("%s: `python -m trainer %s` started as pid %s", self.label, command, self.child.pid)
@@ -148,7 +151,9 @@ class Supervisor:
         lines: queue.Queue[str | None] = queue.Queue()
         readers = [
             threading.Thread(target=_read_lines, args=(child.stdout, lines.put), daemon=True),
-            threading.Thread(target=_forward_stderr, args=(child.stderr, self.label), daemon=True),
+            # in this thread's context, so that what it relays carries the run bound here (a thread starts bare)
+            threading.Thread(target=contextvars.copy_context().run, args=(_forward_stderr, child.stderr, self.label),
+                             daemon=True),
         ]
         for reader in readers:
             reader.start()
@@ -259,7 +264,17 @@ def _forward_stderr(stream: IO[str] | None, label: str) -> None:
     if stream is None:
         return
     for line in stream:
-        trainer_log.info("[%s] %s", label, line.rstrip())
+        _relay(line.rstrip(), label)
+
+
+def _relay(line: str, label: str) -> None:
+    """One line of the child's stderr into the worker's log: a record it logged as JSON keeps its level and fields;
+    any other line (its text logs, a library's print, a line of a traceback) is one info record of words."""
+    record = child_record(line)
+    if record is None:
+        trainer_log.info("[%s] %s", label, line)
+    else:
+        trainer_log.log(record.level, "[%s] %s", label, record.message, extra=record.fields)
 
 
 def describe_exit(returncode: int | None) -> str:

@@ -3,7 +3,8 @@
 `python -m trainer run SPEC.json`, `python -m trainer evaluate SPEC.json`, `python -m trainer merge SPEC.json`
 and `python -m trainer tiny-model build --out DIR --seed N`.
 
-stdout carries progress records only (one JSON line each); logs go to stderr.
+stdout carries progress records only (one JSON line each); logs go to stderr, in the worker's format
+(verity/log_format.py: text, or one JSON object a line with the run it trains where VERITY_LOG_FORMAT=json).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import argparse
 import json
 import logging
 import os
-import sys
+
+from verity.log_format import configure_logging
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,8 +32,16 @@ def main(argv: list[str] | None = None) -> int:
     build.add_argument("--out", required=True)
     build.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    configure_logging()
+    try:
+        return _run_command(args)
+    except Exception:
+        # one record, the traceback in it, rather than a line of JSON logs per line of the traceback
+        logging.getLogger("trainer").exception("the trainer stopped on an error")
+        return 1
 
+
+def _run_command(args: argparse.Namespace) -> int:
     if args.command == "tiny-model":
         from trainer.tiny_model import build_tiny_model
 

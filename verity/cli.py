@@ -67,10 +67,14 @@ def _start_jobs(settings: Settings, verity, read_models):
 
 @main.command()
 def migrate() -> None:
-    """Apply the read models' schema migrations."""
+    """Make the event store's tables (events, snapshots) and apply the read models' schema migrations: run it once
+    before starting several processes on a new database, which would otherwise race to make the same tables."""
     from migrations import apply_migrations
+    from verity.wiring import build_application
 
-    applied = apply_migrations(Settings.from_env())
+    settings = Settings.from_env()
+    build_application(settings)  # the event store makes its tables where they are missing
+    applied = apply_migrations(settings)
     click.echo(f"Applied {len(applied)} migration(s)." if applied else "The schema is up to date.")
 
 
@@ -107,6 +111,30 @@ def worker(queues: tuple[str, ...], health_port: int | None, health_host: str) -
     # Before run_worker, whose logging.basicConfig then leaves the root logger as configured here.
     configure_logging()
     run_worker(Settings.from_env(), list(queues) or None, health_port, health_host)
+
+
+@main.command("try-production")
+@click.option("--database-url", default="postgresql://postgres@127.0.0.1:5432/verity_try", show_default=True,
+              help="PostgreSQL: the database is made when missing.")
+@click.option("--broker-url", default="redis://127.0.0.1:6379/0", show_default=True, help="Redis.")
+@click.option("--port", default=8000, show_default=True, type=int, help="The console's port.")
+@click.option("--web-processes", default=2, show_default=True, type=click.IntRange(1, 16))
+@click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 16))
+@click.option("--s3-port", default=9000, show_default=True, type=int, help="The local S3 server's port.")
+@click.option("--health-port", default=9101, show_default=True, type=int,
+              help="The first worker's health port; the next workers take the ports after it.")
+def try_production(database_url: str, broker_url: str, port: int, web_processes: int, workers: int, s3_port: int,
+                   health_port: int) -> None:
+    """The production layout on this machine, for a try: web processes, workers, PostgreSQL, Redis and a local
+    S3 server (moto), in one command; Ctrl-C stops it all."""
+    from verity.production_try import Layout, TryRefused
+    from verity.production_try import try_production as start
+
+    layout = Layout(database_url, broker_url, port, web_processes, workers, s3_port, health_port)
+    try:
+        sys.exit(start(layout, click.echo))
+    except TryRefused as refusal:
+        raise click.ClickException(str(refusal)) from None
 
 
 @main.command("mcp", cls=click.Command)  # a plain command: it never opens the data folder

@@ -4,20 +4,31 @@ A proxy in front may send an X-Request-ID of its own, so its log and ours line u
 short plain token, since it goes into every log line (a newline or a brace in it could forge a line). Pure ASGI,
 not Litestar's middleware base: it must hold the id across the whole answer, uvicorn's access record included,
 which uvicorn writes from inside the `send` of the answer's start.
+
+It goes around the whole application (`around_the_router`), not into Litestar's `middleware=[...]`: Litestar runs
+those inside each route, after routing, so a 404 for an unknown path, a 405, and an error an exception handler raised
+were answered and logged outside them, with no id. An error that gets past Litestar's last exception handling (an
+exception handler that raised) is logged and answered 500 here, while the id is still set: left to uvicorn, its
+record and its 500 would come after the request's id was gone.
 """
 
 from __future__ import annotations
 
+import logging
 import re
+from typing import cast
 from uuid import uuid4
 
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar import Litestar
+from litestar.types import ASGIApp, HTTPScope, Message, Receive, Scope, Send
 from litestar.types.asgi_types import RawHeaders
 
 from verity.log_format import REQUEST_ID
 
 HEADER = "x-request-id"
 _SANE = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+log = logging.getLogger(__name__)
 
 
 class RequestIds:
@@ -29,17 +40,39 @@ class RequestIds:
             await self.app(scope, receive, send)
             return
         request_id = request_id_of(scope)
+        started = False
 
         async def send_with_id(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
+                started = True
                 message["headers"] = _with_id(message.get("headers") or [], request_id)
             await send(message)
 
         token = REQUEST_ID.set(request_id)
         try:
             await self.app(scope, receive, send_with_id)
+        except Exception:
+            if started:  # too late for another answer: the server closes the connection
+                raise
+            http = cast("HTTPScope", scope)
+            log.exception("%s %s: the error page itself failed", http["method"], http["path"])
+            await _internal_server_error(send_with_id)
         finally:
             REQUEST_ID.reset(token)
+
+
+async def _internal_server_error(send: Send) -> None:
+    await send({"type": "http.response.start", "status": 500,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8")]})
+    await send({"type": "http.response.body", "body": b"Internal Server Error", "more_body": False})
+
+
+def around_the_router(app: Litestar) -> Litestar:
+    """`app` with RequestIds around its ASGI handler: its router inside its app-wide exception handling, the layer
+    every HTTP request goes through, before routing and after the last exception handler."""
+    app.asgi_handler = RequestIds(app.asgi_handler)
+    return app
 
 
 def request_id_of(scope: Scope) -> str:

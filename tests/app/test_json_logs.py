@@ -3,23 +3,19 @@ text by default; a live page's empty polls at debug in both formats."""
 
 from __future__ import annotations
 
-import io
 import json
 import logging
-import logging.config
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
 from uuid import uuid4
 
 import pytest
-from litestar import Litestar, get
+from litestar import Litestar, Request, Response, get
 from litestar.logging.config import LoggingConfig
 from litestar.testing import TestClient
+from log_lines import applied, json_lines
 
 from app.shell.access_log import log_config
-from app.shell.request_ids import RequestIds, request_id_of
+from app.shell.request_ids import around_the_router, request_id_of
 from verity.log_format import bind_run, configure_logging, logging_config
 
 LOGGER = "verity.tests.json_logs"
@@ -51,32 +47,25 @@ async def answered() -> str:
     return "ok"
 
 
+class PageBroken(Exception):
+    pass
+
+
+@get("/broken")
+async def broken() -> str:
+    raise PageBroken
+
+
+def error_page_that_fails(request: Request, error: PageBroken) -> Response:
+    # An exception handler that raises: Litestar answers 500 from outside every route's middleware.
+    logging.getLogger(LOGGER).error("the error page failed")
+    raise RuntimeError("the error page failed")
+
+
 def tiny_app() -> Litestar:
     # As app/factory.py builds the console: the logging stays as the process set it up (LITESTAR_LOGGING).
-    return Litestar([hello, in_thread, answered], middleware=[RequestIds], logging_config=LITESTAR_LOGGING)
-
-
-@contextmanager
-def applied(config: dict[str, Any]) -> Iterator[dict[str, io.StringIO]]:
-    """Apply a logging config with each handler writing to its own buffer, then put every logger back as it was,
-    so that other tests (and pytest's own capture) see the logging they had."""
-    buffers = {name: io.StringIO() for name in config["handlers"]}
-    for name, handler in config["handlers"].items():
-        handler["stream"] = buffers[name]
-    loggers = [logging.getLogger(), *(lg for lg in logging.Logger.manager.loggerDict.values()
-                                      if isinstance(lg, logging.Logger))]
-    saved = [(lg, lg.handlers[:], lg.level, lg.propagate, lg.filters[:], lg.disabled) for lg in loggers]
-    try:
-        logging.config.dictConfig(config)
-        yield buffers
-    finally:
-        for lg, handlers, level, propagate, filters, disabled in saved:
-            lg.handlers[:], lg.filters[:] = handlers, filters
-            lg.level, lg.propagate, lg.disabled = level, propagate, disabled
-
-
-def json_lines(buffer: io.StringIO) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in buffer.getvalue().splitlines()]
+    return around_the_router(Litestar([hello, in_thread, answered, broken], logging_config=LITESTAR_LOGGING,
+                                      exception_handlers={PageBroken: error_page_that_fails}))
 
 
 def access(status: int) -> None:
@@ -125,6 +114,36 @@ def test_an_id_that_could_forge_a_log_line_is_not_taken() -> None:
     fine = request_id_of({"type": "http", "headers": [(b"X-Request-ID", b"abc-1")]})  # type: ignore[typeddict-item]
     assert len(forged) == 32 and "\n" not in forged
     assert fine == "abc-1"
+
+
+@pytest.mark.usefixtures("json_format")
+def test_answers_made_before_any_route_carry_the_request_id_too() -> None:
+    with applied(log_config()) as buffers, TestClient(tiny_app()) as client:
+        unknown = client.get("/no-such-page", headers={"X-Request-ID": "edge-404"})
+        wrong_method = client.post("/hello", headers={"X-Request-ID": "edge-405"})
+        failed = client.get("/broken", headers={"X-Request-ID": "edge-500"})
+        fresh = client.get("/no-such-page")
+
+    assert (unknown.status_code, unknown.headers["x-request-id"]) == (404, "edge-404")
+    assert (wrong_method.status_code, wrong_method.headers["x-request-id"]) == (405, "edge-405")
+    assert (failed.status_code, failed.headers["x-request-id"]) == (500, "edge-500")
+    assert len(fresh.headers["x-request-id"]) == 32
+    lines = json_lines(buffers["default"])
+    [record] = [line for line in lines if line["message"] == "the error page failed"]
+    assert record["request_id"] == "edge-500"
+    [record] = [line for line in lines if line["message"] == "GET /broken: the error page itself failed"]
+    assert record["request_id"] == "edge-500" and record["level"] == "ERROR" and "RuntimeError" in record["exc_info"]
+
+
+def test_the_console_s_not_found_and_wrong_method_answers_carry_the_request_id(sqlite_console) -> None:
+    client = sqlite_console.client
+    unknown = client.get("/no-such-page", headers={"X-Request-ID": "edge-404"})
+    wrong_method = client.delete("/", headers={"X-Request-ID": "edge-405"})
+    api_unknown = client.get("/api/no-such-thing")
+
+    assert (unknown.status_code, unknown.headers["x-request-id"]) == (404, "edge-404")
+    assert (wrong_method.status_code, wrong_method.headers["x-request-id"]) == (405, "edge-405")
+    assert api_unknown.status_code == 404 and len(api_unknown.headers["x-request-id"]) == 32
 
 
 def test_a_request_without_an_id_gets_one() -> None:
