@@ -1,14 +1,15 @@
 """How fast the run page renders: a run of 1,000 scripted rounds on SQLite, the page and each live part.
 
-    .venv/bin/python bench/run_page.py [--rounds 1000] [--repeat 15]
+    .venv/bin/python bench/run_page.py [--rounds 1000] [--repeat 9]
 
 First, the seconds to record a round near round 100 and near the last round (each the mean of the records of one
 snapshot interval, so each window takes one snapshot), and their ratio: a command loads the run from its latest
 snapshot, so recording round 1,000 should cost about what recording round 100 does (at most 1.5 times).
 Prints the median server-side time of each request (the app in-process through Litestar's test client, so the
-figure is routing, reading the read models, and rendering; no network), for the first viewer of a state of the run
-(nothing drawn yet) and for the others (who get what it drew). A live part whose run did not change
-answers 204, which is what a polling page mostly gets: it is timed too.
+figure is routing, reading the read models, and rendering; no network): for the process's first viewer of the run
+(nothing read or drawn yet), for the first viewer after a round lands (the run's rounds read before it are kept:
+only the new one is read), and for the other viewers of that state (who get what the first drew). A live part
+whose run did not change answers 204, which is what a polling page mostly gets: it is timed too.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -50,28 +52,8 @@ def scripted_run(verity, org_id, project_id, rounds: int, total: int | None = No
     verity.launch_run(org_id, run_id, OWNER, "owner")
     verity.record_preparing(run_id)
     for number in range(rounds + 1):
-        reward = None if number == 0 else min(0.2 + number / (rounds * 1.6), 1.0)
         started = time.perf_counter()
-        verity.record_round_scored(
-            run_id,
-            RoundResult(
-                round_number=number,
-                validation_reward=0.25 + number / (rounds * 2),
-                reward=reward,
-                signal=None if number == 0 else 0.6,
-                cut_off=None if number == 0 else 0.03,
-                graded_answers=0 if number == 0 else 512,
-                updated=number > 0,
-                loss=None if number == 0 else 0.01,
-                sampling_seconds=40.0,
-                grading_seconds=1.0,
-                update_seconds=30.0,
-                validation_seconds=5.0,
-                mean_answer_tokens=None if number == 0 else 120.0,
-                token_entropy=None if number == 0 else 0.8,
-                accuracy=None if number == 0 else reward,
-            ),
-        )
+        verity.record_round_scored(run_id, scored_round(number, rounds))
         if record_seconds is not None:
             record_seconds.append(time.perf_counter() - started)
     return run_id
@@ -90,12 +72,12 @@ def recording_cost(record_seconds: list[float]) -> None:
 
 
 def timed(client: TestClient, url: str, repeat: int, headers: dict[str, str] | None = None,
-          first: bool = False) -> tuple[float, int]:
-    """Median milliseconds of `url`; `first`: as the first viewer of the run's state asks, with nothing drawn yet."""
+          before: Callable[[], None] | None = None) -> tuple[float, int]:
+    """Median milliseconds of `url`; `before` runs ahead of each request, untimed."""
     times, status = [], 0
     for _ in range(repeat):
-        if first:
-            KeptByState.forget_all()
+        if before is not None:
+            before()
         start = time.perf_counter()
         answer = client.get(url, headers=headers or {})
         times.append(time.perf_counter() - start)
@@ -104,11 +86,25 @@ def timed(client: TestClient, url: str, repeat: int, headers: dict[str, str] | N
     return statistics.median(times) * 1000, status
 
 
+def scored_round(number: int, rounds: int) -> RoundResult:
+    reward = None if number == 0 else min(0.2 + number / (rounds * 1.6), 1.0)
+    return RoundResult(
+        round_number=number, validation_reward=0.25 + number / (rounds * 2), reward=reward,
+        signal=None if number == 0 else 0.6, cut_off=None if number == 0 else 0.03,
+        graded_answers=0 if number == 0 else 512, updated=number > 0, loss=None if number == 0 else 0.01,
+        sampling_seconds=40.0, grading_seconds=1.0, update_seconds=30.0, validation_seconds=5.0,
+        mean_answer_tokens=None if number == 0 else 120.0, token_entropy=None if number == 0 else 0.8,
+        accuracy=None if number == 0 else reward,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=1000, help="the run's Rounds (at most 1,000)")
+    parser.add_argument("--repeat", type=int, default=9)
     args = parser.parse_args()
+    landing = (len(PARTS) + 1) * args.repeat  # rounds left to land while the first viewers are timed
+    scored = args.rounds - landing  # rounds 0 to `scored` now, the others while timing: the last is `--rounds`
     with tempfile.TemporaryDirectory() as folder:
         settings = Settings(data_dir=Path(folder))
         verity = build_application(settings)
@@ -116,29 +112,39 @@ def main() -> None:
         org_id, project_id = ensure_default_organization(settings, verity, read_models)
         started = time.perf_counter()
         record_seconds: list[float] = []
-        run_id = scripted_run(verity, org_id, project_id, args.rounds, record_seconds=record_seconds)
-        recording_cost(record_seconds)
+        run_id = scripted_run(verity, org_id, project_id, scored, args.rounds, record_seconds=record_seconds)
         runner = ProjectionRunner(verity, read_models)
         while runner.run_once():
             pass
-        print(f"{args.rounds} rounds recorded and projected in {time.perf_counter() - started:.1f} s")
+        print(f"{scored} rounds recorded and projected in {time.perf_counter() - started:.1f} s")
+        next_round = iter(range(scored + 1, args.rounds + 1))
+
+        def land_round() -> None:
+            """A round arrives and the read models take it in: the run's state, and its stamp, move on."""
+            started = time.perf_counter()
+            verity.record_round_scored(run_id, scored_round(next(next_round), scored))
+            record_seconds.append(time.perf_counter() - started)
+            while runner.run_once():
+                pass
+
         app = create_app(verity, read_models, runner=runner, storage=open_storage(settings))
         with TestClient(app) as client:
             sign_in_as(client, verity, read_models, org_id)
             htmx = {"HX-Request": "true"}
-            # A round landing makes a new state of the run: its first viewer draws each part (reading the rounds
-            # once for all of them), and the other viewers of that state get what it drew.
-            print(f"{'':<22}{'first viewer':>14}{'other viewers':>16}")
-            first, _ = timed(client, f"/runs/{run_id}", args.repeat, first=True)
-            ms, _ = timed(client, f"/runs/{run_id}", args.repeat)
-            print(f"{'page':<22}{first:11.1f} ms{ms:13.1f} ms")
-            for part in PARTS:
-                first, _ = timed(client, f"/runs/{run_id}/{part}", args.repeat, htmx, first=True)
-                ms, _ = timed(client, f"/runs/{run_id}/{part}", args.repeat, htmx)
-                print(f"{'part ' + part:<22}{first:11.1f} ms{ms:13.1f} ms")
+            # The first viewer after a round lands draws what it asks for (reading only the new round); the other
+            # viewers of that state get what it drew. The process's first viewer of a run reads all its rounds.
+            print(f"{'':<22}{'first ever':>12}{'first after a round':>22}{'other viewers':>16}")
+            for part in ["page", *PARTS]:
+                url, headers = (f"/runs/{run_id}", {}) if part == "page" else (f"/runs/{run_id}/{part}", htmx)
+                ever, _ = timed(client, url, args.repeat, headers, before=KeptByState.forget_all)
+                after_a_round, _ = timed(client, url, args.repeat, headers, before=land_round)
+                others, _ = timed(client, url, args.repeat, headers)
+                name = part if part == "page" else f"part {part}"
+                print(f"{name:<22}{ever:9.1f} ms{after_a_round:19.1f} ms{others:13.1f} ms")
             stamp = client.get(f"/runs/{run_id}/status", headers=htmx).text.split("?v=", 1)[1].split('"', 1)[0]
             ms, status = timed(client, f"/runs/{run_id}/rounds?v={stamp}", args.repeat, htmx)
-            print(f"{'unchanged poll':<22}{ms:8.1f} ms  ({status})")
+            print(f"{'unchanged poll':<22}{ms:9.1f} ms  ({status})")
+    recording_cost(record_seconds)
 
 
 if __name__ == "__main__":

@@ -121,9 +121,11 @@ class RunReads:
         rows = self.tables.select("run_details", {"id": str(run_id), "org_id": str(org_id)})
         return (rows[0]["name"] or "Untitled run") if rows else ""
 
-    def rounds(self, org_id: UUID, run_id: UUID) -> list[RoundRow]:
+    def rounds(self, org_id: UUID, run_id: UUID, after: int | None = None) -> list[RoundRow]:
+        """The run's rounds, newest first; `after`: only those numbered above it."""
         rows = self.tables.select(
-            "rounds", {"run_id": str(run_id), "org_id": str(org_id)}, order=[("round_number", True)]
+            "rounds", {"run_id": str(run_id), "org_id": str(org_id)}, order=[("round_number", True)],
+            after=("round_number", after) if after is not None else None,
         )
         return [
             read_row(RoundRow, r, failures_by_kind=_json(r.get("failures_by_kind_json")),

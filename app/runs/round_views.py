@@ -5,6 +5,9 @@ and each part used to read all of the run's rounds and build its charts anew: fi
 read the same 1,000 rows four hundred times a round. What is drawn from the rounds depends only on the run's
 state (its `stamp`, app/runs/view.py), not on who looks, so it is kept here for that state: the first request
 after a round reads and builds, the others reuse it. Per process, a bounded number of run states.
+
+A round's row never changes once scored, and a run's rounds are numbered from 0 without a gap, so the first request
+of a new state reads only the rounds after those of the run's previous state, not all of them again.
 """
 
 from __future__ import annotations
@@ -75,6 +78,20 @@ class KeptByState(Generic[T]):
             with kept._lock:
                 kept._kept.clear()
 
+    def peek(self, key: Hashable) -> T | None:
+        with self._lock:
+            return self._kept.get(key)
+
+    def put(self, key: Hashable, value: T) -> None:
+        with self._lock:
+            self._keep(key, value)
+
+    def _keep(self, key: Hashable, value: T) -> None:  # under the lock
+        self._kept[key] = value
+        self._kept.move_to_end(key)
+        while len(self._kept) > self._most:
+            self._kept.popitem(last=False)
+
     def get(self, key: Hashable, make: Callable[[], tuple[T, bool]]) -> T:
         """`make` gives the value and whether to keep it (what may change without the key changing is not kept)."""
         with self._lock:
@@ -96,9 +113,7 @@ class KeptByState(Generic[T]):
             with self._lock:
                 del self._making[key]
                 if making.value is not None and keep:
-                    self._kept[key] = making.value
-                    while len(self._kept) > self._most:
-                        self._kept.popitem(last=False)
+                    self._keep(key, making.value)
             making.done.set()
         return value
 
@@ -112,7 +127,26 @@ class _Making(Generic[T]):
 _views: KeptByState[RoundViews] = KeptByState(KEPT)
 
 
+_latest: KeptByState[RoundViews] = KeptByState(KEPT)  # each run's latest views, whatever their state
+
+
 def round_views(read_models: Any, org_id: UUID, run_id: UUID, stamp: str) -> RoundViews:
     """The run's rounds (newest first, as the read model gives them) and their drawings, at the state `stamp`."""
-    key = (id(read_models), org_id, run_id, stamp)
-    return _views.get(key, lambda: (RoundViews(read_models.rounds(org_id, run_id)), True))
+    run_key = (id(read_models), org_id, run_id)
+
+    def make() -> tuple[RoundViews, bool]:
+        views = RoundViews(rounds_since(read_models, org_id, run_id, _latest.peek(run_key)))
+        _latest.put(run_key, views)
+        return views, True
+
+    return _views.get((*run_key, stamp), make)
+
+
+def rounds_since(read_models: Any, org_id: UUID, run_id: UUID, before: RoundViews | None) -> list[RoundRow]:
+    """The run's rounds: those after `before`'s added to them, or all read again where `before` has none or the
+    rounds do not join up (a run's rounds are 0, 1, 2, ... newest first)."""
+    if before is not None and before.rounds:
+        rounds = read_models.rounds(org_id, run_id, after=before.rounds[0].round_number) + before.rounds
+        if rounds[0].round_number == len(rounds) - 1 and rounds[-1].round_number == 0:
+            return rounds
+    return read_models.rounds(org_id, run_id)

@@ -1,5 +1,5 @@
 """Viewers of one live run share what is drawn from its rounds: read and built once per state of the run, fresh
-again when a round arrives."""
+again when a round arrives, reading only the rounds that arrived."""
 
 from __future__ import annotations
 
@@ -22,11 +22,12 @@ class CountedReads:
     """The real read models, counting how often a run's rounds are read."""
 
     def __init__(self, read_models) -> None:
-        self.read_models, self.reads = read_models, 0
+        self.read_models, self.reads, self.after = read_models, 0, []
 
-    def rounds(self, org_id, run_id):
+    def rounds(self, org_id, run_id, after=None):
         self.reads += 1
-        return self.read_models.rounds(org_id, run_id)
+        self.after.append(after)
+        return self.read_models.rounds(org_id, run_id, after=after)
 
 
 def test_the_rounds_are_read_once_per_state_of_the_run(tmp_path) -> None:
@@ -57,6 +58,8 @@ def test_the_rounds_are_read_once_per_state_of_the_run(tmp_path) -> None:
     scored(2)  # a round arrives: the run's state, and so its stamp, moves on
     after = round_views(counted, org_id, run_id, f"state-{uuid4().hex}")
     assert counted.reads == 2 and [r.round_number for r in after.rounds] == [2, 1, 0]
+    assert counted.after == [None, 1]  # every round once, then only those after the previous state's
+    assert after.rounds == read_models.rounds(org_id, run_id)
     assert [t.name for t in after.trends] == ["Reward"]  # two trained rounds make a trend
 
 
@@ -92,3 +95,4 @@ def test_a_drawing_that_is_not_to_be_kept_is_drawn_again_next_time() -> None:
         return "could not be read", False
 
     assert [kept.get("state", make) for _ in range(3)] == ["could not be read"] * 3 and len(made) == 3
+
