@@ -32,18 +32,24 @@ def locations_as_keys(value: Any) -> Any:
 
 
 def feed_data(value: Any) -> Any:
-    """`locations_as_keys(jsonable(value))` in one walk of the event's data, the feed's most frequent work."""
+    """`locations_as_keys(jsonable(value))` in one walk of the event's data, the feed's most frequent work (plain
+    values, most of a round's, are taken as they are without a call)."""
     if type(value) in PLAIN:
         return value
     if isinstance(value, RunSettings):
         return feed_data(value.to_api())
     if isinstance(value, dict):
-        return {
-            key: _location(item) if key == "location" else feed_data(item)
-            for key, item in ((k if type(k) is str else str(k), v) for k, v in value.items())
-        }
+        walked = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                key = str(key)
+            if key == "location":
+                walked[key] = _location(item)
+            else:
+                walked[key] = item if type(item) in PLAIN else feed_data(item)
+        return walked
     if isinstance(value, list | tuple):
-        return [feed_data(item) for item in value]
+        return [item if type(item) in PLAIN else feed_data(item) for item in value]
     return jsonable(value)
 
 
