@@ -15,6 +15,7 @@ whose run did not change answers 204, which is what a polling page mostly gets: 
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import sys
 import tempfile
@@ -40,7 +41,24 @@ from verity.wiring import build_application, build_read_models, ensure_default_o
 
 OWNER = Actor("person", "owner@localhost", "owner@localhost")
 MATH_PAIRS = {"preset": "verifiable", "metric": "math_pairs", "synthetic_prompts": 64, "format_bonus": True}
-PARTS = ["status", "summary", "reward", "metrics", "rounds", "samples", "logs", "timeline"]
+PARTS = ["status", "summary", "reward", "metrics", "rounds", "samples", "logs", "timeline", "prompts"]
+TRAINING_PROMPTS = 4096  # the scripted run's training prompts: 1,000 rounds of 64 draw each about 16 times
+
+
+def round_prompts(number: int, per_round: int = 64, answers: int = 8) -> dict:
+    """Round `number`'s prompts as the trainer sums them up (trainer/prompt_summary.py): the next `per_round` of the
+    training prompts, each with made-up scores that rise with the rounds."""
+    rng = random.Random(number)
+    start = (number - 1) * per_round % TRAINING_PROMPTS
+    passed = [min(max(round(rng.gauss(answers * number / 1000, 2)), 0), answers) for _ in range(per_round)]
+    return {
+        "index": [(start + p) % TRAINING_PROMPTS for p in range(per_round)],
+        "mean": [round(n / answers * 0.9 + 0.1 * rng.random(), 4) for n in passed],
+        "passed": passed,
+        "taught": [0 < n < answers for n in passed],
+        "tokens": [rng.randint(40, 160) * answers for _ in passed],
+        "answers": answers,
+    }
 
 
 def scripted_run(verity, org_id, project_id, rounds: int, total: int | None = None,
@@ -94,7 +112,7 @@ def scored_round(number: int, rounds: int) -> RoundResult:
         graded_answers=0 if number == 0 else 512, updated=number > 0, loss=None if number == 0 else 0.01,
         sampling_seconds=40.0, grading_seconds=1.0, update_seconds=30.0, validation_seconds=5.0,
         mean_answer_tokens=None if number == 0 else 120.0, token_entropy=None if number == 0 else 0.8,
-        accuracy=None if number == 0 else reward,
+        accuracy=None if number == 0 else reward, prompts=None if number == 0 else round_prompts(number),
     )
 
 
@@ -144,6 +162,12 @@ def main() -> None:
             stamp = client.get(f"/runs/{run_id}/status", headers=htmx).text.split("?v=", 1)[1].split('"', 1)[0]
             ms, status = timed(client, f"/runs/{run_id}/rounds?v={stamp}", args.repeat, htmx)
             print(f"{'unchanged poll':<22}{ms:9.1f} ms  ({status})")
+            # the Prompts tab as a whole page, filtered and sorted, and an opened prompt (no rollout files here)
+            for query in ("", "?verdict=flipping", "?sort=mean&page=3"):
+                ms, _ = timed(client, f"/runs/{run_id}/prompts{query}", args.repeat, before=KeptByState.forget_all)
+                print(f"{'prompts tab' + query:<22}{ms:9.1f} ms")
+            ms, _ = timed(client, f"/runs/{run_id}/prompts/7", args.repeat, htmx)
+            print(f"{'an opened prompt':<22}{ms:9.1f} ms")
     recording_cost(record_seconds)
 
 

@@ -11,6 +11,6 @@ from prometheus_client import Counter
 RECONCILER_ACTIONS = Counter(
     "verity_reconciler_actions",
     "What the reconciler did: resumed a run whose worker was lost, failed one it could not resume, kept an adapter "
-    "saved before its worker was lost, or put a Queued run back on its queue.",
+    "saved before its worker was lost, put a Queued run back on its queue, or raised a quiet run's alarm (quiet).",
     ["action"],
 )

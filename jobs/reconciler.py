@@ -17,7 +17,8 @@ from datetime import UTC, datetime
 from uuid import UUID
 
 from domain.errors import NotFound
-from domain.runs.run import ADAPTER_READY, QUEUED, RUNNING, SAVING_ADAPTER, TRAINING
+from domain.runs import alarms
+from domain.runs.run import ADAPTER_READY, QUEUED, RUNNING, SAVING_ADAPTER, TRAINING, Run
 from jobs.context import RECONCILER, JobContext
 from jobs.counters import RECONCILER_ACTIONS
 from jobs.kept_adapter import find_kept_adapter
@@ -121,6 +122,25 @@ def _keep_saved_adapter(ctx: JobContext, run_id: UUID) -> bool:
     return run.state not in RUNNING
 
 
+def report_quiet(ctx: JobContext, run: Run, lease: Lease, now: float) -> bool:
+    """The quiet run's alarm (domain/runs/alarms.py): a training run of which nothing was heard, neither a round
+    (nor any event of it) nor its worker's heartbeat, for longer than its slowest round x the margin, and than two
+    heartbeats (a round of a second is no reason to call a run quiet between two beats). True when this call raised
+    it."""
+    if run.state != TRAINING or alarms.QUIET in run.alarms:
+        return False
+    heard_at = max(run.modified_on.timestamp(), lease.beat_at or 0.0)
+    quiet, at_least = now - heard_at, 2 * ctx.config.heartbeat_seconds
+    if alarms.quiet_alarm(quiet, run.alarm_watch["slowest_seconds"], "", at_least) is None:
+        return False
+    since = datetime.fromtimestamp(heard_at, UTC).strftime("%H:%M:%S UTC")
+    with_fresh_run(ctx.verity, run.id,
+                   lambda fresh: ctx.verity.record_quiet(run.id, quiet, since, RECONCILER, at_least))
+    RECONCILER_ACTIONS.labels("quiet").inc()
+    log.warning("run %s: nothing heard for %.0f s; the quiet run's alarm is raised", run.id, quiet)
+    return True
+
+
 def reconcile(
     ctx: JobContext, send: Send | None = None, *, startup_of_embedded: bool = False, sent_to: Position | None = None
 ) -> list[UUID]:
@@ -155,6 +175,7 @@ def reconcile(
                 send(lease.run_id)
                 RECONCILER_ACTIONS.labels("requeued").inc()
             continue
+        report_quiet(ctx, run, lease, now)  # before it may end: the timeline says it went quiet first
         if dead and end_orphan(ctx, lease.run_id, lease):
             ended.append(lease.run_id)
     if send is not None and ctx.read_models is not None:

@@ -56,6 +56,7 @@ def round_result(record: progress.RoundScored) -> RoundResult:
         passes=record.passes,
         failures_by_kind=record.failures_by_kind,
         sandbox_batches=record.sandbox_batches,
+        prompts=record.prompts,
         # every answer of a round that taught nothing scored alike, so their mean is that score
         uniform_value=record.reward if record.round > 0 and not record.signal else None,
     )

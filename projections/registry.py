@@ -13,6 +13,7 @@ from projections.directory import Directory
 from projections.evaluations import evaluation_projections
 from projections.feed import Feed
 from projections.organizations import OrganizationsAndProjects
+from projections.prompts import PromptHistories
 from projections.rounds import Rounds, Samples
 from projections.run_details import RunDetails
 from projections.runs import Runs
@@ -32,6 +33,7 @@ def all_projections() -> list[Projection]:
         RunDetails(),
         Rounds(),
         Samples(),
+        PromptHistories(),  # the run page's Prompts tab (projections/prompts.py)
         Timeline(),
         Access(),  # members and API tokens (projections/access.py)
         Steps(),  # SFT and DPO steps (projections/steps.py)

@@ -157,6 +157,8 @@ class RunDetail:
     start_run_name: str = ""  # the name of the run whose adapter this one continues ("" when it has none)
     # The N of "Continue from round N" (POST /api/runs/{id}/continue); None when the run has no Continue
     continues_from: int | None = None
+    # the alarms standing (domain/runs/alarms.py), oldest first: kind, title, round, seen, advice, at
+    alarms: list[dict[str, Any]] = field(default_factory=list)
 
     @cached_property
     def run_settings(self) -> RunSettings:

@@ -47,7 +47,24 @@ class RunDetails(RunStates):
                 size_bytes=e.data["size_bytes"],
             ),
             "Run.MergeFailed": lambda tx, e: self._merge(tx, e, "failed", message=e.data["message"]),
+            "Run.AlarmRaised": self._alarm_raised,
+            "Run.AlarmCleared": lambda tx, e: self._alarms(tx, e, lambda alarm: alarm["kind"] != e.data["kind"]),
         }
+
+    def _alarm_raised(self, tx: Tx, e: Event) -> None:
+        """The banner's words as the domain wrote them (domain/runs/alarms.py), with the round and the time."""
+        raised = {key: e.data[key] for key in ("kind", "title", "round", "seen", "advice")}
+        self._alarms(tx, e, lambda alarm: alarm["kind"] != raised["kind"], {**raised, "at": e.time})
+
+    def _alarms(self, tx: Tx, e: Event, keep: Any, added: dict[str, Any] | None = None) -> None:
+        """The alarms standing (`alarms_json`, migrations/019), those `keep` keeps and `added`; the stamp of the
+        run page moves with `updated_at`, so its banner is drawn again."""
+        row = tx.get("run_details", {"id": e.aggregate_key})
+        if row is None:
+            return
+        standing = [alarm for alarm in json.loads(row.get("alarms_json") or "[]") if keep(alarm)]
+        standing += [added] if added is not None else []
+        tx.update("run_details", {"id": row["id"]}, {"alarms_json": json.dumps(standing), "updated_at": e.time})
 
     def _merge(self, tx: Tx, e: Event, state: str, **values: Any) -> None:
         """Merge model's state on the run page: each event keeps what the one before said (the best round)."""

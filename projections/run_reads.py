@@ -112,6 +112,7 @@ class RunReads:
             start_run_name=self._run_name(org_id, r["start_run"]),
             continues_from=continues_from(r["state"], r["kind"], objective, stop["reason"] if stop else None,
                                           r["retried_as"], done),
+            alarms=_json(r.get("alarms_json")) or [],
         )
 
     def _run_name(self, org_id: UUID, run_id: str | None) -> str:

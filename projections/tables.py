@@ -44,6 +44,10 @@ TABLE_KEYS: dict[str, tuple[str, ...]] = {
     "experiments": ("id",),
     # SFT and DPO steps (migrations/006)
     "run_steps": ("run_id", "step"),
+    # the run page's Prompts tab (migrations/018)
+    "prompt_rounds": ("run_id", "prompt_index", "round_number"),
+    "prompt_histories": ("run_id", "prompt_index"),
+    "prompt_costs": ("run_id", "round_number"),
 }
 
 Row = dict[str, Any]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from domain.runs import messages, objectives
+from domain.runs import alarms, messages, objectives
 from domain.runs.run_resume import continued_sentence, resumed_on_worker_sentence, resumed_sentence, unit_of
 from domain.storage_keys import storage_key
 from projections.base import Event, Projection
@@ -124,6 +124,10 @@ def sentence(e: Event, who: str, total_rounds: int, objective: str = objectives.
         case "TrialReported":
             finished = data["report"].get("finished")
             return "The trial reported its measures." if finished else "The trial reported that it did not finish."
+        case "AlarmRaised":  # domain/runs/alarms.py
+            return alarms.raised_sentence(data["title"], data["round"], data["seen"], data["advice"])
+        case "AlarmCleared":
+            return alarms.cleared_sentence(data["kind"], data["round"])
     return f"{who}: {e.type}."
 
 

@@ -85,6 +85,8 @@ class RoundScored:
     # reward, which runs no sandbox
     failures_by_kind: dict[str, int] | None = None
     sandbox_batches: dict[str, int] | None = None
+    # each prompt of the round in a few numbers (trainer/prompt_summary.py), for the run page's Prompts tab
+    prompts: dict[str, Any] | None = None
 
     def log_line(self) -> str:
         """The Training logs line, exactly as PRODUCT.md gives it.

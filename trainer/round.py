@@ -18,6 +18,7 @@ from trainer.failures import RoundInterrupted, TooManyMetricFailures
 from trainer.grpo_update import UpdateResult, update_policy
 from trainer.model_loading import Policy, peak_memory_bytes
 from trainer.progress import PhaseSeconds, RoundScored
+from trainer.prompt_summary import prompt_summary
 from trainer.run_state import RunState
 from trainer.sampling import SampledAnswer, SamplingBackend, SamplingOutOfMemory, is_out_of_memory
 from trainer.schedule import PromptSchedule
@@ -122,6 +123,7 @@ def round_record(round_number: int, rounds: int, scored: ScoredRound, update: Up
         clipped=update.clipped,
         grad_norm=update.grad_norm,
         passes=update.passes,
+        prompts=prompt_summary(scored),
     )
 
 

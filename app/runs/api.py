@@ -17,6 +17,7 @@ from litestar.params import Body
 
 from app.runs.merging import ask_for_merge
 from app.runs.projects import choose_project
+from app.runs.prompts import PromptQuery, prompts_json
 from app.runs.readiness import continue_when_ready, launch_when_ready
 from app.runs.schemas import CommandAnswer, RunOut
 from app.shell.console import Console, ConsoleController, ConsoleDep
@@ -124,6 +125,18 @@ class RunsApiController(ConsoleController):
         """An SFT or DPO run's optimizer steps, newest first: loss, and validation loss at each epoch's end."""
         _found(read_models.run(identity.organization_id, run_id))
         return read_models.steps(identity.organization_id, run_id)
+
+    @get("/{run_id:uuid}/prompts", name="api:runs:prompts", sync_to_thread=True)
+    def prompts(
+        self, request: Request, run_id: UUID, read_models: ReadModelsDep, identity: Identity
+    ) -> dict[str, Any]:
+        """Every training prompt an RL run drew, with its history across rounds (each draw's mean score, share of
+        answers passing, whether its group taught anything) and its verdict (learned, still failing, always
+        passing, flipping, never taught), and the share of sampling seconds and tokens spent on groups that taught
+        nothing, per round and in all, with the advice that follows. Optional `verdict` keeps one verdict's
+        prompts; `sort` is drawn (default), mean, mean-desc, last or index."""
+        run = _found(read_models.run(identity.organization_id, run_id))
+        return prompts_json(read_models, identity, run, PromptQuery.of(request.query_params))
 
 
 def _when_ready(command: Callable[..., Written], request: Request, console: Console, run_id: UUID) -> Written:

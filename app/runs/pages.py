@@ -27,6 +27,7 @@ from app.runs.defaults import continuing_draft, starting_draft
 from app.runs.exports import AdapterUnavailable, adapter_archive, archive_name
 from app.runs.listing import runs_list_context
 from app.runs.projects import choose_project
+from app.runs.prompts import PromptQuery, opened_prompt_context, prompts_context
 from app.runs.round_views import KeptByState
 from app.runs.samples import samples_context
 from app.runs.view import run_page_context, stamp
@@ -48,8 +49,9 @@ PARTS = {
     "steps": "runs/parts/steps.html",
     "overview": "runs/parts/overview.html",
     "timeline": "runs/parts/timeline.html",
+    "prompts": "runs/parts/prompts.html",
 }
-PAGES = ("overview", "timeline")  # the parts whose address is also a whole page: the run page's two tabs
+PAGES = ("overview", "timeline", "prompts")  # the parts whose address is also a whole page: the run page's tabs
 # the parts with an address of their own, the run page's and the part's name (/runs/<id>/status): one route over
 # them (runs:part); the Overview tab's address is the run page's, /runs/<id>
 PARTS_AT = tuple(part for part in PARTS if part != "overview")
@@ -159,6 +161,22 @@ class RunsPageController(ConsoleController):
 
         return _drawn(request, identity, run, ("samples", round_number), "runs/parts/samples.html", context_of)
 
+    @get("/{run_id:uuid}/prompts/{prompt_index:int}", name="runs:prompt", sync_to_thread=True)
+    def prompt(
+        self, request: HTMXRequest, run_id: UUID, prompt_index: int, read_models: ReadModelsDep, identity: Identity,
+        storage: StorageDep,
+    ) -> Response:
+        """An opened prompt of the Prompts tab: its draws, and its answers read from the rollout files."""
+        run = found(read_models.run(identity.organization_id, run_id))
+        if not wants_fragment(request):
+            return Redirect(path=f"/runs/{run_id}/prompts", status_code=303)
+        show_all = request.query_params.get("all") == "1"
+        context = opened_prompt_context(read_models, identity, run, storage, prompt_index, show_all)
+        if context is None:
+            raise NotFound(f"This run never drew prompt {prompt_index}.")
+        return HTMXTemplate(template_name="runs/parts/prompt.html",
+                            context={**context, "run": run, "show_all": show_all, "identity": identity})
+
     # --- what a finished run gives away ---------------------------------------------------------------------
     @get("/{run_id:uuid}/adapter.zip", name="runs:adapter", sync_to_thread=True)
     def adapter(self, run_id: UUID, read_models: ReadModelsDep, identity: Identity, storage: StorageDep) -> Response:
@@ -208,17 +226,20 @@ def _run_page(
         return _to_whole_page(run_id)
     if fragment and (unchanged := _unchanged(request, run)) is not None:
         return unchanged
-    tab = "timeline" if part == "timeline" else "overview"
+    tab = part if part in PAGES else "overview"
     show_all = request.query_params.get("all") == "1"
+    query = PromptQuery.of(request.query_params) if part == "prompts" else None
 
     def context_of() -> dict[str, Any]:
         context = run_page_context(read_models, identity, run, tab=tab, show_all=show_all)
         if part == "overview":
             context.update(samples_context(read_models, identity, run, storage, None))
+        if query is not None:
+            context.update(prompts_context(read_models, identity, run, query, show_all))
         return context
 
     if fragment:
-        return _drawn(request, identity, run, (part, show_all), PARTS[part], context_of)
+        return _drawn(request, identity, run, (part, show_all, query), PARTS[part], context_of)
     return Template("runs/detail.html", context=context_of())
 
 

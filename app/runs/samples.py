@@ -92,6 +92,30 @@ def read_round(storage: Any, files: list[RolloutFileRow], round_number: int) -> 
         raise SamplesUnreadable(f"{path} is not a rollout file ({type(problem).__name__}).") from problem
 
 
+def read_prompt(storage: Any, files: list[RolloutFileRow], round_number: int, position: int) -> PromptSample:
+    """The prompt at `position` in the round's rollout file (the Prompts tab's opened prompt); raises
+    SamplesUnreadable with the reason."""
+    if storage is None:
+        raise SamplesUnreadable("this console has no storage configured.")
+    path = next((f.path for f in files if f.round_number == round_number), None)
+    if path is None:
+        raise SamplesUnreadable(f"round {round_number} has no rollout file.")
+    try:
+        if not storage.exists(path):
+            raise SamplesUnreadable(f"{path} is not in the storage (yet).")
+        line = next((line for n, line in enumerate(storage.read_lines(path)) if n == position), None)
+    except SamplesUnreadable:
+        raise
+    except Exception as problem:  # the storage's own error (a bucket that refuses, a folder that vanished)
+        raise SamplesUnreadable(f"{path} could not be read ({type(problem).__name__}: {problem}).") from problem
+    if line is None:
+        raise SamplesUnreadable(f"{path} has no line {position + 1}.")
+    try:
+        return _sample(json.loads(line))
+    except (ValueError, KeyError, TypeError, AttributeError) as problem:
+        raise SamplesUnreadable(f"{path} is not a rollout file ({type(problem).__name__}).") from problem
+
+
 def _sample(line: dict[str, Any]) -> PromptSample:
     return PromptSample(
         prompt=shorten(last_user_message(line["prompt"]), PROMPT_CHARACTERS),

@@ -55,4 +55,12 @@
       event.preventDefault();
     }
   }, true);
+
+  // The Prompts tab's live poll leaves the tab as it is while a prompt is open, so what its reader opened stays open.
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var panel = event.detail.elt;
+    if (panel.classList && panel.classList.contains("prompts-tab") && panel.querySelector("details.prompt[open]")) {
+      event.preventDefault();
+    }
+  });
 })();

@@ -246,6 +246,15 @@ class RunCommands(DraftChecks):
     def record_failed(self, run_id: UUID, message: str, actor: Actor | None = None) -> Written:
         return self._progress(run_id, "fail", message, actor=actor)
 
+    def record_quiet(
+        self, run_id: UUID, quiet_seconds: float, since: str, actor: Actor | None = None, at_least: float = 0.0
+    ) -> Written:
+        """The reconciler heard no round and no heartbeat for `quiet_seconds` (since `since`, in words): the quiet
+        run's alarm when its rule holds (domain/runs/alarms.py; never under `at_least`), else nothing is recorded."""
+        run = self.get_run(None, run_id)
+        run.report_quiet(quiet_seconds, since, (actor or TRAINER).to_dict(), at_least)
+        return Written(run_id, self._save(run))
+
     def record_resumed(self, run_id: UUID, worker: str, actor: Actor | None = None) -> Written:
         """The run's worker was lost: back on its queue, to go on from its last finished round's checkpoint."""
         return self._progress(run_id, "resume_after_lost_worker", worker, actor=actor)

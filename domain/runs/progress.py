@@ -55,6 +55,10 @@ class RoundResult:
     # kind of its first failure (None for a built-in reward, which runs no sandbox)
     failures_by_kind: dict[str, int] | None = None
     sandbox_batches: dict[str, int] | None = None
+    # each prompt of the round (the run page's Prompts tab), as parallel lists in the round's order: "index" (in the
+    # training prompts), "mean" score, "passed" answers (a score of at least 0.5), "taught" (its answers varied),
+    # "tokens" of its answers, and "answers" per prompt; None for round 0 and for rounds recorded before it existed
+    prompts: dict[str, Any] | None = None
 
     @property
     def total_seconds(self) -> float:

@@ -19,7 +19,9 @@ from eventsourcing.domain import Aggregate, event
 
 from domain.errors import IllegalTransition
 from domain.runs import merge, objectives
+from domain.runs.alarms import new_watch, watch_from_latest, watched
 from domain.runs.merge import RunMerges
+from domain.runs.run_alarms import RunAlarms
 from domain.runs.run_progress import RunProgress
 from domain.runs.run_resume import RunResumes
 from domain.runs.run_settings import RunSettings
@@ -41,13 +43,22 @@ from domain.runs.stored_settings import upcast_settings
 from domain.state_events import failed_event, state_event
 
 
-class Run(RunProgress, RunResumes, RunMerges, Aggregate):
+class Run(RunProgress, RunResumes, RunMerges, RunAlarms, Aggregate):
     # The store's snapshots of a run (domain/application.py) hold its attributes as the event methods left them,
     # with this class's topic and class_version. A change to what they assign (a new attribute, another shape)
     # must not let an older snapshot load as is: raise `class_version` here and add a static
     # `upcast_v1_v2(state)` that brings an older snapshot's state to the new shape, or, where the state can't be
     # derived from what the snapshot holds, delete the run snapshots (they are only a cache: the events rebuild the
     # same run). tests/domain/test_run_snapshots.py names the attributes, so such a change can't go unnoticed.
+    class_version = 2  # 2: the alarms' watch of the last rounds and the alarms standing (domain/runs/run_alarms.py)
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        """A snapshot from before alarms: its watch from its latest round (the window fills again in a few
+        rounds), and no alarm standing (none could have been raised)."""
+        state["alarm_watch"] = watch_from_latest(state.get("latest_round"))
+        state["alarms"] = {}
+
     class Saved(Aggregate.Created):
         org_id: UUID
         project_id: UUID
@@ -119,6 +130,9 @@ class Run(RunProgress, RunResumes, RunMerges, Aggregate):
         # what the next worker goes on from, {"round", "sha256"}: set by Resumed and Continued, None until then
         self.resume_point: dict[str, Any] | None = None
         self.segments: list[int] = []  # the round each Continue went on from
+        # the alarms (domain/runs/alarms.py): what their rules keep of the last rounds, and the alarms standing
+        self.alarm_watch: dict[str, Any] = new_watch()
+        self.alarms: dict[str, int] = {}  # kind -> the round it was raised after
 
     # --- reading -------------------------------------------------------------------------------------------
     @property
@@ -217,7 +231,9 @@ class Run(RunProgress, RunResumes, RunMerges, Aggregate):
     @event("RoundScored")
     def _round_scored(self, result: dict[str, Any], best_round: int, actor: dict[str, str]) -> None:
         self.rounds_scored += 1
-        self.latest_round = result
+        # the latest round for resume and Continue, without its prompts (the read models hold them): small snapshots
+        self.latest_round = {key: value for key, value in result.items() if key != "prompts"}
+        self.alarm_watch = watched(self.alarm_watch, result)
         if result["round_number"] >= 1 and not self.learned:
             if self.first_trained_round is None:
                 self.first_trained_round = result["round_number"]
@@ -231,6 +247,16 @@ class Run(RunProgress, RunResumes, RunMerges, Aggregate):
         if best_round == result["round_number"]:
             self.best_validation = result["validation_reward"]
         self.best_round = best_round
+
+    @event("AlarmRaised")
+    def _alarm_raised(
+        self, kind: str, round: int, title: str, seen: str, advice: str, actor: dict[str, str]
+    ) -> None:
+        self.alarms = {**self.alarms, kind: round}
+
+    @event("AlarmCleared")
+    def _alarm_cleared(self, kind: str, round: int, actor: dict[str, str]) -> None:
+        self.alarms = {key: value for key, value in self.alarms.items() if key != kind}
 
     @event("StepLogged")
     def _step_logged(self, step: dict[str, Any], actor: dict[str, str]) -> None:

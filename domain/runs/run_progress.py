@@ -41,6 +41,7 @@ class RunProgress:
     _completed: Recorder
     _failed: Recorder
     _trial_reported: Recorder
+    sound_alarms: Callable[[dict[str, str]], None]  # RunAlarms's (domain/runs/run_alarms.py)
 
     if TYPE_CHECKING:  # read-only properties of Run (a plain annotation here would make them writeable)
 
@@ -81,6 +82,7 @@ class RunProgress:
         improved = self.best_validation is None or result["validation_reward"] > self.best_validation
         best_round = expected if improved else self.best_round
         self._round_scored(result=result, best_round=best_round, actor=actor)
+        self.sound_alarms(actor)  # each alarm that starts or stops holding is an event after the round's
 
     def _training_states(self) -> tuple[str, ...]:
         """A resumed run that prepared may stop or save before its next round (its time limit, or a worker lost

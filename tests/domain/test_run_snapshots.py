@@ -133,11 +133,30 @@ def test_a_snapshot_names_what_a_run_keeps() -> None:
     run_id = long_run(verity, rounds=RUN_SNAPSHOT_INTERVAL)
     _, state = latest_snapshot(verity, run_id)
     kept = sorted(key for key in state if not key.startswith("_"))
-    assert (getattr(Run, "class_version", 1), kept) == (1, [
-        "adapter", "best_round", "best_validation", "duplicate_of", "failure", "first_trained_round", "latest_round",
-        "learned", "merge", "model", "no_signal_scores", "org_id", "project_id", "resume_point", "resumes",
-        "retried_as", "retry_of", "rounds_scored", "segments", "settings", "state", "steps", "stop", "trial_report",
+    assert (getattr(Run, "class_version", 1), kept) == (2, [
+        "adapter", "alarm_watch", "alarms", "best_round", "best_validation", "duplicate_of", "failure",
+        "first_trained_round", "latest_round", "learned", "merge", "model", "no_signal_scores", "org_id", "project_id",
+        "resume_point", "resumes", "retried_as", "retry_of", "rounds_scored", "segments", "settings", "state",
+        "steps", "stop", "trial_report",
     ])
+
+
+def test_a_snapshot_from_before_alarms_loads_with_a_watch_from_its_latest_round() -> None:
+    """A version 1 snapshot (before the alarms' watch): the upcast gives it its latest round's figures and no alarm
+    standing, and the run goes on scoring rounds."""
+    verity = Verity(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+    run_id = long_run(verity, rounds=RUN_SNAPSHOT_INTERVAL)
+    assert verity.snapshots is not None
+    snapshot = cast(Snapshot, next(iter(verity.snapshots.get(run_id, desc=True, limit=1))))
+    added = ("alarm_watch", "alarms", "class_version")
+    before = {key: value for key, value in snapshot.state.items() if key not in added}
+    old = Snapshot(originator_id=run_id, originator_version=snapshot.originator_version,  # type: ignore[call-arg]
+                   timestamp=snapshot.timestamp, topic=snapshot.topic, state=before)
+    run = cast(Run, old.mutate(None))
+    latest = run.latest_round
+    assert latest is not None and run.alarms == {}
+    assert [r["round"] for r in run.alarm_watch["rounds"]] == [latest["round_number"]]
+    assert run.alarm_watch["slowest_seconds"] == pytest.approx(5.0)  # the tiny model's round: 2 + 0.5 + 1.5 + 1
 
 
 def test_a_snapshot_that_cannot_be_written_does_not_fail_the_saved_command(tmp_path: Path, caplog) -> None:

@@ -116,6 +116,8 @@ def test_the_read_models_built_from_them_are_the_rows_of_that_day(stored):
     for table, rows in stored["read_models"].items():
         if table not in TABLE_KEYS:
             continue
+        if table == "projection_positions":  # a projection made since starts from the same log, with a row of its own
+            now[table] = [row for row in now[table] if row["name"] in {before["name"] for before in rows}]
         assert len(now[table]) == len(rows), table
         for before, after in zip(rows, now[table], strict=True):
             assert {key: as_saved_then(_read(key, after[key])) for key in before} == {

@@ -81,6 +81,23 @@ def test_rollout_files_hold_every_answer_of_every_round(finished_run):
     assert set(first["answers"][0]) == {"answer", "reward", "cut_off", "failure", "tokens"}
 
 
+def test_each_rounds_prompts_sum_up_its_rollout_file_line_by_line(finished_run):
+    """The Prompts tab follows each training prompt from these numbers, and opens a prompt at its line."""
+    spec, storage, records, _ = finished_run
+    for record in records.of("round_scored")[1:]:
+        summary = record.prompts
+        path = storage / "runs" / spec.run_id / "rollouts" / f"round-{record.round:03d}.jsonl"
+        lines = [json.loads(line) for line in path.read_text().splitlines()]
+        assert len(summary["index"]) == len(lines) == PROMPTS_PER_ROUND and summary["answers"] == 8
+        for p, line in enumerate(lines):
+            rewards = [a["reward"] for a in line["answers"]]
+            assert line["prompt"] == spec.train_rows[summary["index"][p]].prompt
+            assert summary["mean"][p] == pytest.approx(sum(rewards) / len(rewards), abs=1e-4)
+            assert summary["passed"][p] == sum(r >= 0.5 for r in rewards)
+            assert summary["taught"][p] == (len(set(rewards)) > 1)
+            assert summary["tokens"][p] == sum(a["tokens"] for a in line["answers"])
+
+
 def test_the_saved_adapter_is_the_best_rounds_and_matches_its_checksum(finished_run, tiny_model_dir):
     spec, _, records, _ = finished_run
     saved = records.of("adapter_saved")[0]
