@@ -125,45 +125,52 @@ def reward_chart(rounds: Sequence[RoundRow]) -> dict[str, Any]:
     }
 
 
-PERCENT_CHARTS = ("Accuracy", "Clipped")
+@dataclass(frozen=True)
+class SmallChart:
+    """A chart of the RL metrics: its line on the left axis (in `unit`), and another on the right axis in % where
+    it helps read the first (the signal beside the entropy, the cut-off share beside the answers' length)."""
+
+    title: str
+    label: str
+    unit: str  # the left axis's title; "%" draws it from 0 to 100%
+    values: list[float | None]
+    color: str
+    beside: tuple[str, list[float | None], str] | None = None  # (name, values in %, color), on the right axis
+
+    def drawn(self, x: list[int]) -> dict[str, Any]:
+        series = [{"name": self.title, "y": _rounded(self.values), "color": self.color}]
+        if self.beside is not None and any(v is not None for v in self.beside[1]):
+            name, values, color = self.beside
+            series.append({"name": name, "y": _rounded(values), "color": color, "axis": "y2"})
+        return {"title": self.title, "label": self.label, "x": x, "series": series, "percent": self.unit == "%",
+                "y_title": self.unit, "y2_title": "%" if len(series) > 1 else None}
+
+
+def _rounded(values: list[float | None]) -> list[float | None]:
+    return [None if v is None else round(v, 4) for v in values]
 
 
 def small_charts(rounds: Sequence[RoundRow]) -> list[dict[str, Any]]:
-    """Loss, Entropy, Answer length, Gradient norm and (with Epochs above 1) Clipped by round: the series the
-    rounds logged."""
+    """Accuracy, Loss, Entropy (with the Signal), Answer length (with the Cut-off share), Gradient norm and (with
+    Epochs above 1) Clipped by round: the series the rounds logged, each with its axis's unit."""
     trained = _trained(rounds)
     x = [r.round_number for r in trained]
+    signal = ("Signal", [_percent(r.signal) for r in trained], "#2952cc")
+    cut_off = ("Cut off", [_percent(r.cut_off) for r in trained], "#b91c1c")
     charts = [
-        ("Loss", "Loss by round (close to 0 by construction in GRPO)", [r.loss for r in trained], "#b35900"),
-        (
-            "Entropy",
-            "Mean token entropy of the sampled answers, by round",
-            [r.token_entropy for r in trained],
-            "#7a3fbf",
-        ),
-        (
-            "Answer length",
-            "Mean tokens per sampled answer, by round",
-            [r.mean_answer_tokens for r in trained],
-            "#0f766e",
-        ),
+        SmallChart("Accuracy", "Share of right answers by round", "%", [_percent(r.accuracy) for r in trained],
+                   "#2952cc"),
+        SmallChart("Loss", "Loss by round (close to 0 by construction in GRPO)", "loss",
+                   [r.loss for r in trained], "#b35900"),
+        # no KL line: the update has no KL term (trainer/grpo.py), so KL would be a flat 0
+        SmallChart("Entropy", "Mean token entropy of the sampled answers by round, and the share of prompts "
+                   "learned from (Signal)", "nats a token", [r.token_entropy for r in trained], "#7a3fbf", signal),
+        SmallChart("Answer length", "Mean tokens per sampled answer by round, and the share of answers cut off at "
+                   "Longest sampled answer", "tokens", [r.mean_answer_tokens for r in trained], "#0f766e", cut_off),
+        SmallChart("Gradient norm", "The update's gradient norm before clipping, by round", "norm",
+                   [r.grad_norm for r in trained], "#475569"),
+        # with Epochs above 1: how much of the passes after the first the clipped ratio held back
+        SmallChart("Clipped", "Share of answer tokens the clip held back in the passes after the first, by round",
+                   "%", [_percent(r.clipped) for r in trained], "#be123c"),
     ]
-    charts.append(("Gradient norm", "The update's gradient norm before clipping, by round",
-                   [r.grad_norm for r in trained], "#475569"))
-    # with Epochs above 1: how much of the passes after the first the clipped ratio held back
-    charts.append(("Clipped", "Share of answer tokens the clip held back in the passes after the first, by round",
-                   [_percent(r.clipped) for r in trained], "#be123c"))
-    accuracy = [r.accuracy for r in trained]
-    if any(a is not None for a in accuracy):
-        charts.insert(0, ("Accuracy", "Share of right answers by round", [_percent(a) for a in accuracy], "#2952cc"))
-    return [
-        {
-            "title": title,
-            "label": label,
-            "x": x,
-            "series": [{"name": title, "y": [None if v is None else round(v, 4) for v in values], "color": color}],
-            "percent": title in PERCENT_CHARTS,
-        }
-        for title, label, values, color in charts
-        if any(v is not None for v in values)
-    ]
+    return [chart.drawn(x) for chart in charts if any(v is not None for v in chart.values)]
