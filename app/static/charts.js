@@ -43,8 +43,8 @@
       layout.title = { text: data.title, font: { size: 13 }, x: 0.02, y: 0.97 };
     }
     if (twoAxes) {  // the second line, dotted, is named by its own axis's title rather than a legend
-      layout.yaxis2 = { overlaying: "y", side: "right", range: [0, 100], tickvals: [0, 50, 100], ticktext: ["0%", "50%", "100%"],
-                        zeroline: false, showgrid: false,
+      layout.yaxis2 = { overlaying: "y", side: "right", range: [0, 100], tickvals: [0, 50, 100],
+                        ticktext: ["0%", "50%", "100%"], zeroline: false, showgrid: false,
                         title: { text: second.name + " (dotted)", font: { size: 11, color: second.color } } };
     }
     element.setAttribute("aria-label", data.label || data.title || "");
