@@ -1,6 +1,7 @@
 """Seconds per round of this trainer against TRL's GRPOTrainer, on the same tiny model, prompts, reward and settings.
 
     .venv/bin/python bench/trainer_vs_trl.py [--rounds 8] [--loss-type dapo] [--epochs 1] [--model DIR]
+    .venv/bin/python bench/trainer_vs_trl.py --demo [--micro-batch-size 128]   # ours alone, the Demo's settings
 
 Both sides: the tiny model (built here if missing), Math Pairs prompts, the math_pairs reward without format bonus,
 16 prompts × 8 answers × up to 32 tokens, temperature 1, LoRA rank 16 / alpha 32 on every linear layer, no dropout,
@@ -15,9 +16,14 @@ Where they differ in what they compute:
 - ours scores a cut-off answer 0 without grading it (TRL grades it like any other; at 32 tokens almost none are);
 - with Epochs above 1, ours keeps the sampling policy's log-probabilities from its first pass; TRL computes them
   with one more forward pass over the answers after generating;
-- ours also scores a validation sample greedily after every round and keeps the best round's adapter; TRL has no
-  such step. The headline compares sampling + grading + update (what a TRL step does); the line "with validation"
-  adds ours' validation.
+- ours also scores a validation sample (16 prompts here) greedily after every round and keeps the best round's
+  adapter; TRL has no such step. The headline ratio counts ours' validation in; the line after it compares
+  sampling + grading + update alone (what a TRL step does).
+
+--demo times ours alone at the Demo project's run settings (verity/wiring.py: 16 prompts x 8 answers x 16 tokens,
+its learning rate and micro batch size) on the Math Pairs prompts a Demo run gets (256 training, 128 validation),
+and prints seconds per round by phase, the rewards and validation rewards; --micro-batch-size overrides the Demo's
+micro batch to compare (the results must not change: the loss is a weighted sum over micro batches).
 """
 
 from __future__ import annotations
@@ -53,19 +59,20 @@ def ensure_tiny_model(folder: Path | None) -> Path:
 
 
 def ours_records(model_dir: Path, rows: list[dict], validation: list[dict], rounds: int, loss_type: str,
-                 epochs: int = 1, seed: int = 0, learning_rate: float = LEARNING_RATE) -> list:
-    """Our trainer's round records (round 0, the starting adapter's validation, first) for a full run."""
+                 epochs: int = 1, seed: int = 0, learning_rate: float = LEARNING_RATE, **settings) -> list:
+    """Our trainer's round records (round 0, the starting adapter's validation, first) for a full run; `settings`
+    override the run settings below (RunSettings' names)."""
     from domain.runs.run_settings import RunSettings
     from jobs.specs import training_spec
     from trainer.loop import run
     from trainer.spec import RunSpec
 
-    chosen = RunSettings(
-        rounds=rounds, prompts_per_round=PROMPTS_PER_ROUND, answers_per_prompt=ANSWERS_PER_PROMPT,
-        max_answer_tokens=MAX_ANSWER_TOKENS, learning_rate=learning_rate,
-        micro_batch_size=PROMPTS_PER_ROUND * ANSWERS_PER_PROMPT, lora_rank=LORA_RANK, lora_alpha=LORA_ALPHA,
-        loss_type=loss_type, generation_backend="transformers", seed=seed, rl_epochs=epochs,
-    )
+    chosen = RunSettings(**{
+        "rounds": rounds, "prompts_per_round": PROMPTS_PER_ROUND, "answers_per_prompt": ANSWERS_PER_PROMPT,
+        "max_answer_tokens": MAX_ANSWER_TOKENS, "learning_rate": learning_rate,
+        "micro_batch_size": PROMPTS_PER_ROUND * ANSWERS_PER_PROMPT, "lora_rank": LORA_RANK, "lora_alpha": LORA_ALPHA,
+        "loss_type": loss_type, "generation_backend": "transformers", "seed": seed, "rl_epochs": epochs, **settings,
+    })
     records = []
     with tempfile.TemporaryDirectory() as storage:
         spec = RunSpec.from_dict(
@@ -174,6 +181,31 @@ def trl(model_dir: Path, rows: list[dict], rounds: int, loss_type: str, epochs: 
     return seconds, timer.rewards[::epochs]
 
 
+def demo(model_dir: Path, rounds: int, blocks: int, micro_batch_size: int | None) -> None:
+    """Ours alone at the Demo project's run settings: seconds per round by phase, and what the run measured."""
+    from domain.rewards.verifiable import math_pairs_rows
+    from domain.runs.run_settings import VALIDATION_SAMPLE
+    from verity.wiring import DEMO_RUN_DEFAULTS
+
+    demo_settings = {**DEMO_RUN_DEFAULTS["rl"], **DEMO_RUN_DEFAULTS["advanced"], "rounds": rounds}
+    if micro_batch_size is not None:
+        demo_settings["micro_batch_size"] = micro_batch_size
+    train, validation = math_pairs_rows(0, 256, validation_count=VALIDATION_SAMPLE)  # a Demo run's, seed 0
+    phases = ("sampling", "grading", "update", "validation", "total")
+    seconds: dict[str, list[float]] = {phase: [] for phase in phases}
+    for _ in range(blocks):
+        records = ours_records(model_dir, [dict(r) for r in train], [dict(r) for r in validation], loss_type="dapo",
+                               **demo_settings)
+        for record in records[2:]:  # round 0 and the first round warm up
+            for phase in phases:
+                seconds[phase].append(getattr(record.seconds, phase))
+    print(f"Demo settings: {demo_settings}, {len(validation)} validation prompts, {blocks} blocks, "
+          f"{torch.get_num_threads()} threads")
+    print("median seconds per round: " + ", ".join(f"{p} {statistics.median(seconds[p]):.3f}" for p in phases))
+    print("rewards: " + " ".join(f"{r.reward:.3f}" for r in records[1:]))
+    print("validation rewards: " + " ".join(f"{r.validation_reward:.3f}" for r in records))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=8, help="rounds per block")
@@ -182,8 +214,13 @@ def main() -> None:
     parser.add_argument("--loss-type", default="dapo", choices=["grpo", "dapo", "dr_grpo"])
     parser.add_argument("--epochs", type=int, default=1, choices=[1, 2, 3, 4], help="passes over each round's answers")
     parser.add_argument("--model", type=Path, default=None)
+    parser.add_argument("--demo", action="store_true", help="ours alone at the Demo project's run settings")
+    parser.add_argument("--micro-batch-size", type=int, default=None, help="with --demo: instead of the Demo's")
     args = parser.parse_args()
     torch.set_num_threads(max(1, torch.get_num_threads()))
+    if args.demo:
+        demo(ensure_tiny_model(args.model), args.rounds, args.blocks, args.micro_batch_size)
+        return
 
     from trainer.tiny_model import math_pairs_rows
 
@@ -202,18 +239,20 @@ def main() -> None:
         trl_rewards = rewards
 
     ours_median = statistics.median(ours_steps)
+    ours_with_validation_median = statistics.median(ours_with_validation)
     trl_median = statistics.median(trl_steps)
     settings = f"{PROMPTS_PER_ROUND} prompts x {ANSWERS_PER_PROMPT} answers x {MAX_ANSWER_TOKENS} tokens"
     print(f"settings: {settings}, loss {args.loss_type}, epochs {args.epochs}, fp32, "
           f"{args.blocks} blocks of {args.rounds} rounds each, "
           f"{torch.get_num_threads()} threads")
     print(f"ours: median {ours_median:.3f} s per round (sampling + grading + update); "
-          f"with validation {statistics.median(ours_with_validation):.3f} s; "
+          f"with validation {ours_with_validation_median:.3f} s; "
           f"reward {ours_rewards[0]:.3f} -> {ours_rewards[-1]:.3f}")
     print(f"TRL:  median {trl_median:.3f} s per round (GRPOTrainer step); "
           f"reward {trl_rewards[0]:.3f} -> {trl_rewards[-1]:.3f}" if trl_rewards else
           f"TRL:  median {trl_median:.3f} s per round (GRPOTrainer step)")
-    print(f"ratio TRL/ours: {trl_median / ours_median:.2f}")
+    print(f"ratio TRL/ours, ours with validation: {trl_median / ours_with_validation_median:.2f}")
+    print(f"ratio TRL/ours, sampling + grading + update alone: {trl_median / ours_median:.2f}")
 
 
 if __name__ == "__main__":

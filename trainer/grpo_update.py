@@ -11,14 +11,13 @@ each step (TRL's max_grad_norm); the norm before clipping is reported either way
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import torch
 
 from trainer.failures import RoundInterrupted
 from trainer.grpo import (
-    SharedPromptBatch,
     build_shared_prompt_batch,
     clipped_tokens,
     group_advantages,
@@ -162,12 +161,7 @@ def micro_batch_logprobs(policy: Policy, prompts: list[list[int]], micro: list[K
     batch = build_shared_prompt_batch(
         [prompts[p] for p in rows], [m.token_ids for m in micro], [row_of[m.prompt] for m in micro], policy.pad_id
     )
-    batch = _to_device(batch, policy.device)
+    batch = batch.to(policy.device)
     logprobs, entropy = shared_prompt_logprobs_and_entropy(policy.model, batch)
     return logprobs, entropy, batch.answer_mask.to(logprobs.dtype)
 
-
-def _to_device(batch: SharedPromptBatch, device: torch.device) -> SharedPromptBatch:
-    if device.type == "cpu":
-        return batch
-    return replace(batch, **{f.name: getattr(batch, f.name).to(device) for f in fields(batch)})

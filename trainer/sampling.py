@@ -6,12 +6,15 @@ The vLLM backend lives in trainer/vllm_backend.py, the only module that imports 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
 
 from trainer.kv_cache import CACHE_FIELD
+from trainer.merged_adapter import adapter_merged, merges_exactly
+from trainer.prompt_cache import prompt_batch, read_prompts, select_rows
 
 
 class SamplingOutOfMemory(RuntimeError):
@@ -77,11 +80,14 @@ def is_out_of_memory(error: BaseException) -> bool:
 
 
 class TransformersBackend:
-    """Generation with the training model itself (the LoRA adapter applied unmerged), batched, with a KV cache.
+    """Generation with the training model itself, batched, with a KV cache.
 
     A hand-written decode loop rather than `generate()`: at temperature 1 with no top-k or top-p there is nothing
     to configure, and the loop drops every answer that has ended from the batch and its KV cache, so the long
-    tail of one rambling answer does not keep the whole batch computing.
+    tail of one rambling answer does not keep the whole batch computing. The prompts' shared beginning is read once
+    (trainer/prompt_cache.py). Where merging is exact (trainer/merged_adapter.py: a float base on the CPU) the LoRA
+    adapter is merged into the base weights for the duration of a `sample` call, and the base weights restored
+    exactly after it; elsewhere (a quantized base, a GPU) it is applied unmerged.
     """
 
     def __init__(self, model, pad_id: int, end_ids: set[int], device: torch.device, seed: int,
@@ -92,9 +98,10 @@ class TransformersBackend:
         self.device = device
         self.max_sequences_per_batch = max_sequences_per_batch
         self.generator = torch.Generator(device=device).manual_seed(seed)
+        self.merges = merges_exactly(model, device)
 
     def adapter_changed(self) -> None:
-        """Nothing to do: generation reads the adapter's live weights."""
+        """Nothing to do: generation reads (or merges) the adapter's live weights at each `sample`."""
 
     def random_state(self) -> torch.Tensor:
         return self.generator.get_state()
@@ -109,11 +116,12 @@ class TransformersBackend:
         was_training = self.model.training
         self.model.eval()
         try:
-            for start in range(0, len(prompts), per_batch):
-                chunk = prompts[start : start + per_batch]
-                with torch.inference_mode():
-                    generated = self._decode(chunk, answers_per_prompt, max_answer_tokens, greedy, should_stop)
-                answers.extend(split_answer(g, self.end_ids, max_answer_tokens) for g in generated)
+            with adapter_merged(self.model) if self.merges else nullcontext():
+                for start in range(0, len(prompts), per_batch):
+                    chunk = prompts[start : start + per_batch]
+                    with torch.inference_mode():
+                        generated = self._decode(chunk, answers_per_prompt, max_answer_tokens, greedy, should_stop)
+                    answers.extend(split_answer(g, self.end_ids, max_answer_tokens) for g in generated)
         except (RuntimeError, MemoryError) as error:
             if is_out_of_memory(error):
                 raise SamplingOutOfMemory(str(error)) from error
@@ -125,19 +133,14 @@ class TransformersBackend:
     def _decode(self, prompts: list[list[int]], copies: int, max_answer_tokens: int, greedy: bool, should_stop):
         """→ the generated token ids of `copies` answers to each prompt (grouped by prompt), each ending with an
         end token or at the longest length. Each prompt is read once; its KV cache is copied per answer."""
-        input_ids, attention_mask = (padded.to(self.device) for padded in left_padded(prompts, self.pad_id))
-        positions = (attention_mask.cumsum(dim=1) - 1).clamp(min=0)  # [prompts, prompt_width]
-        output = self.model(
-            input_ids=input_ids, attention_mask=attention_mask, position_ids=positions, use_cache=True
-        )
-        cache = output[CACHE_FIELD]
+        read = read_prompts(self.model, prompt_batch(prompts, self.pad_id).to(self.device))
+        cache = read.cache
         copy_of = torch.arange(len(prompts), device=self.device).repeat_interleave(copies)  # [rows]
         if copies > 1:
-            for layer in cache.layers:
-                layer.batch_select_indices(copy_of)
-        logits = output.logits[:, -1, :][copy_of]  # [rows, vocab]
-        attention_mask = attention_mask[copy_of]  # [rows, prompt_width]
-        next_position = positions[:, -1][copy_of] + 1  # [rows]
+            select_rows(cache, copy_of)
+        logits = read.next_logits[copy_of]  # [rows, vocab]
+        attention_mask = read.attention_mask[copy_of]  # [rows, cache_width]
+        next_position = read.next_position[copy_of]  # [rows]
         rows = torch.arange(len(copy_of), device=self.device)  # which answer each live row is
         generated: list[list[int]] = [[] for _ in rows.tolist()]
         end_ids = torch.tensor(sorted(self.end_ids), device=self.device)
@@ -156,8 +159,7 @@ class TransformersBackend:
                 break
             if bool(ended.any()):  # drop ended answers from the batch and the cache
                 live = (~ended).nonzero().squeeze(1)
-                for layer in cache.layers:
-                    layer.batch_select_indices(live)
+                select_rows(cache, live)
                 tokens, rows = tokens[live], rows[live]
                 attention_mask, next_position = attention_mask[live], next_position[live]
             attention_mask = torch.cat([attention_mask, attention_mask.new_ones(len(rows), 1)], dim=1)
@@ -173,14 +175,3 @@ class TransformersBackend:
             next_position = next_position + 1
         return generated
 
-
-def left_padded(sequences: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Prompts padded on the left, so each ends where its answer begins (sampling here, the shared-prompt batch
-    in trainer/grpo.py), and the mask of their real tokens. → ids [seqs, width], mask [seqs, width]"""
-    width = max(len(s) for s in sequences)
-    input_ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)  # [seqs, width]
-    attention_mask = torch.zeros_like(input_ids)
-    for row, sequence in enumerate(sequences):
-        input_ids[row, width - len(sequence) :] = torch.tensor(sequence, dtype=torch.long)
-        attention_mask[row, width - len(sequence) :] = 1
-    return input_ids, attention_mask
