@@ -9,10 +9,17 @@ merged layers are copied before merging and copied back after unmerging: they ar
 exactly what training must see again. The copy costs the size of those base weights (for an adapter on every
 linear layer, about the model's size less its embeddings) while sampling.
 
-Where merging is not exact or not cheap, the adapter stays unmerged (`merges_exactly`): a quantized base
-(bitsandbytes 4- or 8-bit, whose weights are not plain floats), a base weight tied to another parameter (a Head
-run's output head tied to the input embedding: merging would change the embedding too), and a model on a GPU,
-where the copy would double the base's GPU memory while sampling (vLLM samples there by default anyway).
+Where the copy lives. On the CPU, in memory beside the weights. On a GPU, in pinned CPU memory, not on the GPU:
+a copy there would double the base's GPU memory while sampling, and subtraction would drift (above). The copy
+goes out and comes back over PCIe (about 1 GB each way for a 0.5B model in bf16: tens of milliseconds against
+seconds of sampling), and torch's pinned-memory allocator keeps the buffers for the next call. In bf16 the merged
+weight W + Δ is rounded to bf16 once, where the unmerged path rounds W·x and s·B·(A·x) separately: the sampling
+policy differs from the trained one by bf16 rounding either way (bench/gpu_sampling.py prints the two paths'
+logit difference), and the weights training sees afterwards are exactly the same.
+
+Where merging is not exact, the adapter stays unmerged (`merges_exactly`): a quantized base (bitsandbytes 4- or
+8-bit, whose weights are not plain floats) and a base weight tied to another parameter (a Head run's output head
+tied to the input embedding: merging would change the embedding too).
 """
 
 from __future__ import annotations
@@ -23,14 +30,12 @@ from contextlib import contextmanager
 import torch
 
 
-def merges_exactly(model, device: torch.device) -> bool:
-    """Whether `adapter_merged` may be used for this model: a peft LoRA model on the CPU, not quantized, whose
-    adapted base weights are floats shared with no other parameter."""
+def merges_exactly(model) -> bool:
+    """Whether `adapter_merged` may be used for this model: a peft LoRA model, not quantized, whose adapted base
+    weights are floats shared with no other parameter."""
     from peft import PeftModel
 
-    if device.type != "cpu" or not isinstance(model, PeftModel):
-        return False
-    if getattr(model.config, "quantization_config", None) is not None:  # set by transformers on a quantized load
+    if not isinstance(model, PeftModel) or is_quantized(model):
         return False
     weights = _adapted_base_weights(model)
     if not weights or not all(w.dtype.is_floating_point for w in weights):
@@ -48,16 +53,31 @@ def adapter_merged(model) -> Iterator[None]:
     layers = _lora_layers(model)
     weights = [layer.get_base_layer().weight for layer in layers]
     with torch.no_grad():
-        saved = [w.detach().clone() for w in weights]
+        saved = [_saved_copy(w) for w in weights]
         model.merge_adapter()
     try:
         yield
     finally:
         with torch.no_grad():
             for weight, copy in zip(weights, saved, strict=True):
-                weight.copy_(copy)
+                weight.copy_(copy, non_blocking=True)
         for layer in layers:  # what peft's unmerge leaves: no adapter merged
             layer.merged_adapters.clear()
+
+
+def is_quantized(model) -> bool:
+    """A base loaded quantized (bitsandbytes): transformers then sets the config's quantization_config."""
+    return getattr(model.config, "quantization_config", None) is not None
+
+
+def _saved_copy(weight: torch.Tensor) -> torch.Tensor:
+    """The weight's copy to restore: beside it on the CPU, in pinned CPU memory for a GPU weight (copied out
+    asynchronously: the merge that follows on the same stream runs after the copy)."""
+    if weight.device.type == "cpu":
+        return weight.detach().clone()
+    copy = torch.empty(weight.shape, dtype=weight.dtype, device="cpu", pin_memory=True)
+    copy.copy_(weight.detach(), non_blocking=True)
+    return copy
 
 
 def _lora_layers(model) -> list:

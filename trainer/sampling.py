@@ -5,24 +5,27 @@ The vLLM backend lives in trainer/vllm_backend.py, the only module that imports 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import torch
 
 from trainer.kv_cache import CACHE_FIELD
-from trainer.merged_adapter import adapter_merged, merges_exactly
+from trainer.merged_adapter import adapter_merged, is_quantized, merges_exactly
 from trainer.prompt_cache import prompt_batch, read_prompts, select_rows
+from trainer.sampling_errors import SamplingInterrupted, SamplingOutOfMemory
+from trainer.static_decode import StaticDecoder, rows_that_fit
 
+log = logging.getLogger(__name__)
 
-class SamplingOutOfMemory(RuntimeError):
-    """The answers to sample did not fit in memory."""
+__all__ = ["SampledAnswer", "SamplingBackend", "SamplingInterrupted", "SamplingOutOfMemory", "TransformersBackend",
+           "is_out_of_memory", "split_answer"]
 
-
-class SamplingInterrupted(RuntimeError):
-    """The time limit stopped sampling part-way."""
+DecodeMode = Literal["dynamic", "static", "graphs"]
+CPU_ROWS_PER_BATCH = 512
 
 
 @dataclass(frozen=True)
@@ -80,25 +83,33 @@ def is_out_of_memory(error: BaseException) -> bool:
 
 
 class TransformersBackend:
-    """Generation with the training model itself, batched, with a KV cache.
+    """Generation with the training model itself, batched, with a KV cache, in one of two decode loops:
 
-    A hand-written decode loop rather than `generate()`: at temperature 1 with no top-k or top-p there is nothing
-    to configure, and the loop drops every answer that has ended from the batch and its KV cache, so the long
-    tail of one rambling answer does not keep the whole batch computing. The prompts' shared beginning is read once
-    (trainer/prompt_cache.py). Where merging is exact (trainer/merged_adapter.py: a float base on the CPU) the LoRA
-    adapter is merged into the base weights for the duration of a `sample` call, and the base weights restored
-    exactly after it; elsewhere (a quantized base, a GPU) it is applied unmerged.
+    - "dynamic" (the CPU's): a hand-written loop rather than `generate()`: at temperature 1 with no top-k or top-p
+      there is nothing to configure, and the loop drops every answer that has ended from the batch and its KV
+      cache, so the long tail of one rambling answer does not keep the whole batch computing. Batches of
+      CPU_ROWS_PER_BATCH answers.
+    - "graphs" (CUDA's): a static KV cache and the step captured as a CUDA graph (trainer/static_decode.py), in
+      batches sized to the free GPU memory; "static" is the same loop without capture (a quantized base on CUDA,
+      whose kernels are not captured, and the CPU's tests of the loop).
+
+    Both read the prompts' shared beginning once (trainer/prompt_cache.py). Where merging is exact
+    (trainer/merged_adapter.py: a float base with untied adapted weights) the LoRA adapter is merged into the base
+    weights for the duration of a `sample` call, and the base weights restored exactly after it; elsewhere (a
+    quantized base) it is applied unmerged.
     """
 
     def __init__(self, model, pad_id: int, end_ids: set[int], device: torch.device, seed: int,
-                 max_sequences_per_batch: int = 512) -> None:
+                 max_sequences_per_batch: int | None = None, decode: DecodeMode | None = None) -> None:
         self.model = model
         self.pad_id = pad_id
         self.end_ids = end_ids
         self.device = device
         self.max_sequences_per_batch = max_sequences_per_batch
         self.generator = torch.Generator(device=device).manual_seed(seed)
-        self.merges = merges_exactly(model, device)
+        self.merges = merges_exactly(model)
+        self.decode = decode or default_decode(model, device)
+        self.static = StaticDecoder(model, graphs=self.decode == "graphs")
 
     def adapter_changed(self) -> None:
         """Nothing to do: generation reads (or merges) the adapter's live weights at each `sample`."""
@@ -111,24 +122,53 @@ class TransformersBackend:
 
     def sample(self, prompts, answers_per_prompt, max_answer_tokens, greedy, should_stop):
         prompts = [list(p) for p in prompts]
-        per_batch = max(1, self.max_sequences_per_batch // answers_per_prompt)
         answers: list[SampledAnswer] = []
         was_training = self.model.training
         self.model.eval()
         try:
+            per_batch = max(1, self._rows_per_batch(prompts, max_answer_tokens) // answers_per_prompt)
             with adapter_merged(self.model) if self.merges else nullcontext():
                 for start in range(0, len(prompts), per_batch):
                     chunk = prompts[start : start + per_batch]
                     with torch.inference_mode():
-                        generated = self._decode(chunk, answers_per_prompt, max_answer_tokens, greedy, should_stop)
+                        generated = self._generate(chunk, answers_per_prompt, max_answer_tokens, greedy, should_stop)
                     answers.extend(split_answer(g, self.end_ids, max_answer_tokens) for g in generated)
         except (RuntimeError, MemoryError) as error:
             if is_out_of_memory(error):
                 raise SamplingOutOfMemory(str(error)) from error
             raise
         finally:
+            self.static.release()
             self.model.train(was_training)
         return [answers[i : i + answers_per_prompt] for i in range(0, len(answers), answers_per_prompt)]
+
+    def _rows_per_batch(self, prompts: list[list[int]], max_answer_tokens: int) -> int:
+        """The answers decoded together: as set, else as many as the free GPU memory holds, else CPU_ROWS_PER_BATCH."""
+        if self.max_sequences_per_batch is not None:
+            return self.max_sequences_per_batch
+        if self.device.type != "cuda":
+            return CPU_ROWS_PER_BATCH
+        dtype = next(self.model.parameters()).dtype
+        return rows_that_fit(self.model.config, max(len(p) for p in prompts), max_answer_tokens, dtype, self.device)
+
+    def _generate(self, prompts: list[list[int]], copies: int, max_answer_tokens: int, greedy: bool, should_stop):
+        if self.decode == "dynamic":
+            return self._decode(prompts, copies, max_answer_tokens, greedy, should_stop)
+        try:
+            return self.static.decode(prompts, copies, max_answer_tokens, greedy, pad_id=self.pad_id,
+                                      end_ids=self.end_ids, generator=self.generator, should_stop=should_stop)
+        except (SamplingInterrupted, SamplingOutOfMemory):
+            raise
+        except Exception as error:  # the compiler or the graph capture failed on this machine
+            if is_out_of_memory(error):
+                raise
+            # the static and captured paths are the fast ones, not the only one (they lean on the compiler and on
+            # transformers' StaticCache of this machine): the run goes on with the dynamic loop, which samples from
+            # the same distribution
+            log.warning("Sampling with a static cache (%s) failed (%s); sampling goes on with the dynamic loop",
+                        self.decode, error, exc_info=True)
+            self.decode = "dynamic"
+            return self._decode(prompts, copies, max_answer_tokens, greedy, should_stop)
 
     def _decode(self, prompts: list[list[int]], copies: int, max_answer_tokens: int, greedy: bool, should_stop):
         """→ the generated token ids of `copies` answers to each prompt (grouped by prompt), each ending with an
@@ -175,3 +215,10 @@ class TransformersBackend:
             next_position = next_position + 1
         return generated
 
+
+def default_decode(model, device: torch.device) -> DecodeMode:
+    """CUDA: the static cache with captured graphs, or without capture for a quantized base (bitsandbytes' kernels);
+    elsewhere the dynamic loop, which drops ended answers and so does less work where every row costs."""
+    if device.type != "cuda":
+        return "dynamic"
+    return "static" if is_quantized(model) else "graphs"
