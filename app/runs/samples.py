@@ -68,6 +68,20 @@ def offered_rounds(files: list[RolloutFileRow]) -> list[int]:
 
 def read_round(storage: Any, files: list[RolloutFileRow], round_number: int) -> list[PromptSample]:
     """The round's first three prompts; raises SamplesUnreadable with the reason."""
+    return _read(storage, files, round_number, range(PROMPTS_SHOWN))
+
+
+def read_prompt(storage: Any, files: list[RolloutFileRow], round_number: int, position: int) -> PromptSample:
+    """The prompt at `position` in the round's rollout file (the Prompts tab's opened prompt); raises
+    SamplesUnreadable with the reason."""
+    (sample,) = _read(storage, files, round_number, range(position, position + 1), missing_line=True)
+    return sample
+
+
+def _read(storage: Any, files: list[RolloutFileRow], round_number: int, positions: range,
+          missing_line: bool = False) -> list[PromptSample]:
+    """The prompts at `positions` (of the non-empty lines) of the round's rollout file; `missing_line`: a position
+    the file does not reach is unreadable rather than left out."""
     if storage is None:
         raise SamplesUnreadable("this console has no storage configured.")
     path = next((f.path for f in files if f.round_number == round_number), None)
@@ -77,41 +91,19 @@ def read_round(storage: Any, files: list[RolloutFileRow], round_number: int) -> 
         if not storage.exists(path):
             raise SamplesUnreadable(f"{path} is not in the storage (yet).")
         lines = []
-        for line in storage.read_lines(path):
-            if line.strip():
+        for n, line in enumerate(line for line in storage.read_lines(path) if line.strip()):
+            if n in positions:
                 lines.append(line)
-            if len(lines) == PROMPTS_SHOWN:
+            if n + 1 >= positions.stop:
                 break
     except SamplesUnreadable:
         raise
     except Exception as problem:  # the storage's own error (a bucket that refuses, a folder that vanished)
         raise SamplesUnreadable(f"{path} could not be read ({type(problem).__name__}: {problem}).") from problem
+    if missing_line and len(lines) < len(positions):
+        raise SamplesUnreadable(f"{path} has no line {positions.start + 1}.")
     try:
         return [_sample(json.loads(line)) for line in lines]
-    except (ValueError, KeyError, TypeError, AttributeError) as problem:
-        raise SamplesUnreadable(f"{path} is not a rollout file ({type(problem).__name__}).") from problem
-
-
-def read_prompt(storage: Any, files: list[RolloutFileRow], round_number: int, position: int) -> PromptSample:
-    """The prompt at `position` in the round's rollout file (the Prompts tab's opened prompt); raises
-    SamplesUnreadable with the reason."""
-    if storage is None:
-        raise SamplesUnreadable("this console has no storage configured.")
-    path = next((f.path for f in files if f.round_number == round_number), None)
-    if path is None:
-        raise SamplesUnreadable(f"round {round_number} has no rollout file.")
-    try:
-        if not storage.exists(path):
-            raise SamplesUnreadable(f"{path} is not in the storage (yet).")
-        line = next((line for n, line in enumerate(storage.read_lines(path)) if n == position), None)
-    except SamplesUnreadable:
-        raise
-    except Exception as problem:  # the storage's own error (a bucket that refuses, a folder that vanished)
-        raise SamplesUnreadable(f"{path} could not be read ({type(problem).__name__}: {problem}).") from problem
-    if line is None:
-        raise SamplesUnreadable(f"{path} has no line {position + 1}.")
-    try:
-        return _sample(json.loads(line))
     except (ValueError, KeyError, TypeError, AttributeError) as problem:
         raise SamplesUnreadable(f"{path} is not a rollout file ({type(problem).__name__}).") from problem
 

@@ -97,3 +97,29 @@ def run_spec(tiny_model_dir):
 @pytest.fixture
 def records() -> Recorder:
     return Recorder()
+
+
+@pytest.fixture(scope="module")
+def adapted(tiny_model_dir):
+    """(tokenizer, the tiny model with a LoRA adapter that changes its answers, 48 Math Pairs prompts, end ids): a
+    new adapter's B is zero, which would make merging it, or sampling with it, the same as without it."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from trainer.tiny_model import math_pairs_rows
+    from trainer.tokenizing import prompt_ids
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    model = get_peft_model(
+        AutoModelForCausalLM.from_pretrained(tiny_model_dir),
+        LoraConfig(r=16, lora_alpha=32, lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM"),
+    )
+    generator = torch.Generator().manual_seed(3)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "lora_B" in name:
+                parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.01)
+    prompts = [prompt_ids(tokenizer, row["prompt"]) for row in math_pairs_rows(seed=5, count=48)]
+    end_ids = {tokenizer.convert_tokens_to_ids("<|im_end|>")}
+    return tokenizer, model, prompts, end_ids

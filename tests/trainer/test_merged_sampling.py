@@ -7,32 +7,18 @@ from __future__ import annotations
 import pytest
 import torch
 from peft import LoraConfig, get_peft_model
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers import AutoModelForCausalLM
 
 from trainer.grpo import build_shared_prompt_batch, shared_prompt_logprobs_and_entropy
 from trainer.merged_adapter import merges_exactly
 from trainer.sampling import TransformersBackend
-from trainer.tiny_model import math_pairs_rows
-from trainer.tokenizing import prompt_ids
 
 
 @pytest.fixture(scope="module")
-def trained(tiny_model_dir):
-    """The tiny model with an adapter that changes its answers (a new adapter's B is zero: merging it is a no-op)."""
-    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
-    model = get_peft_model(
-        AutoModelForCausalLM.from_pretrained(tiny_model_dir),
-        LoraConfig(r=16, lora_alpha=32, lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM"),
-    )
-    generator = torch.Generator().manual_seed(3)
-    with torch.no_grad():
-        for name, parameter in model.named_parameters():
-            if "lora_B" in name:
-                parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.01)
-    model.train()
-    prompts = [prompt_ids(tokenizer, row["prompt"]) for row in math_pairs_rows(seed=5, count=48)]
-    end_ids = {tokenizer.convert_tokens_to_ids("<|im_end|>")}
-    return tokenizer, model, prompts, end_ids
+def trained(adapted):
+    """The adapted tiny model (tests/trainer/conftest.py), in training mode as the update has it."""
+    adapted[1].train()
+    return adapted
 
 
 def backend(trained, merges: bool, seed: int = 0) -> TransformersBackend:

@@ -8,31 +8,10 @@ from collections import Counter
 
 import pytest
 import torch
-from peft import LoraConfig, get_peft_model
-from transformers import AutoModelForCausalLM, AutoTokenizer, Qwen2Config
+from transformers import AutoModelForCausalLM, Qwen2Config
 
 from trainer.sampling import SamplingInterrupted, TransformersBackend, default_decode
 from trainer.static_decode import MAX_ROWS, next_tokens, row_bytes
-from trainer.tiny_model import math_pairs_rows
-from trainer.tokenizing import prompt_ids
-
-
-@pytest.fixture(scope="module")
-def adapted(tiny_model_dir):
-    """The tiny model with a LoRA adapter that changes its answers (a new adapter's B is zero)."""
-    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
-    model = get_peft_model(
-        AutoModelForCausalLM.from_pretrained(tiny_model_dir),
-        LoraConfig(r=16, lora_alpha=32, lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM"),
-    )
-    generator = torch.Generator().manual_seed(3)
-    with torch.no_grad():
-        for name, parameter in model.named_parameters():
-            if "lora_B" in name:
-                parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.01)
-    prompts = [prompt_ids(tokenizer, row["prompt"]) for row in math_pairs_rows(seed=5, count=48)]
-    end_ids = {tokenizer.convert_tokens_to_ids("<|im_end|>")}
-    return tokenizer, model, prompts, end_ids
 
 
 def sampler(adapted, decode: str, seed: int = 0, rows: int | None = None) -> TransformersBackend:
