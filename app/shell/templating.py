@@ -9,6 +9,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from litestar.contrib.jinja import JinjaTemplateEngine
 from litestar.template import TemplateConfig
 
+from domain.rewards.batch_failures import KIND_WORDS
+
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent.parent / "templates"
 
 
@@ -26,6 +28,15 @@ def format_share(value: float | None, digits: int = 0) -> str:
     return "" if value is None else f"{value * 100:.{digits}f}%"
 
 
+def format_failure_kinds(kinds: dict[str, int] | None) -> str:
+    """A round's metric failures by kind, in words.
+
+    >>> format_failure_kinds({"timeout": 1, "execution": 2})
+    '2 raised an error · 1 ran out of time'
+    """
+    return " · ".join(f"{count} {KIND_WORDS.get(kind, kind)}" for kind, count in sorted((kinds or {}).items()))
+
+
 def template_config() -> TemplateConfig[JinjaTemplateEngine]:
     environment = Environment(
         loader=FileSystemLoader(TEMPLATES_DIR),
@@ -36,4 +47,5 @@ def template_config() -> TemplateConfig[JinjaTemplateEngine]:
     )
     environment.filters["time"] = format_time
     environment.filters["share"] = format_share
+    environment.filters["failure_kinds"] = format_failure_kinds
     return TemplateConfig(instance=JinjaTemplateEngine.from_environment(environment))

@@ -453,3 +453,14 @@ def test_a_part_drawn_once_for_a_state_is_drawn_for_each_role(page: Page) -> Non
     assert ">Cancel run<" in owners and 'class="role-note"' not in owners
     assert ">Cancel run<" not in viewers and 'class="role-note"' in viewers
     assert page.client.get(f"/runs/{run_id}/status", headers=HTMX).text == owners
+
+
+def test_a_rounds_metric_failures_say_their_kinds(page: Page) -> None:
+    run_id = page.launched_run()
+    page.score(run_id, 0, None, 0.30)
+    failed = scored_round(1, 0.4, QUICK_ROUND, reward=0.3, metric_failures=3,
+                          failures_by_kind={"execution": 2, "timeout": 1})
+    page.verity.record_round_scored(run_id, failed)
+    page.settle()
+    rounds = page.client.get(f"/runs/{run_id}/rounds", headers=HTMX).text
+    assert 'data-tip="2 raised an error · 1 ran out of time">3</span>' in rounds
