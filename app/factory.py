@@ -23,7 +23,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.plugins.htmx import HTMXPlugin
 
-from app import datasets, evaluations, experiments, loops, metrics, service
+from app import datasets, evaluations, experiments, loops, metrics, probes, service
 from app.agent import ConsoleTools, agent_endpoint, agent_lifespan, agent_server
 from app.auth.account import AccountController
 from app.auth.config import AuthConfig
@@ -103,7 +103,7 @@ def create_app(
         path="/api",
         route_handlers=[RunsApiController, EventsApiController, *datasets.API_CONTROLLERS, *metrics.API_CONTROLLERS,
                        *evaluations.API_CONTROLLERS, *loops.API_CONTROLLERS,
-                       *experiments.API_CONTROLLERS],
+                       *experiments.API_CONTROLLERS, *probes.API_CONTROLLERS],
         exception_handlers=API_ERROR_HANDLERS,
     )
     pages = Router(
@@ -112,6 +112,7 @@ def create_app(
             home, RunsPageController, RunActionsController, DraftsPageController,
             *datasets.PAGE_CONTROLLERS, *metrics.PAGE_CONTROLLERS, *AUTH_PAGES,
             *evaluations.PAGE_CONTROLLERS, *loops.PAGE_CONTROLLERS, *experiments.PAGE_CONTROLLERS,
+            *probes.PAGE_CONTROLLERS,
         ],
         exception_handlers={**PAGE_ERROR_HANDLERS, NotAuthorizedException: sign_in_first},
     )

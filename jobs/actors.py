@@ -5,7 +5,8 @@ Payloads are ids only:
 - `launch_run(run_id)` and `launch_trial(run_id)` on the run's provider queue (one queue per Training provider;
   `local` always exists): train it in a supervised child process (jobs/launching.py);
 - `merge_model(run_id)`, `evaluate(evaluation_id)`, `step_loop(loop_id)`, `step_experiment(experiment_id)` on the
-  local provider's queue (jobs/merge.py, jobs/evaluations.py, jobs/steps.py);
+  local provider's queue (jobs/merge.py, jobs/evaluations.py, jobs/steps.py), and `probe_reward(probe_id)` there
+  too (jobs/probes.py);
 - `cancel_run(run_id, actor)` and `reconcile()` on the control queue, which is never stuck behind a training run.
 
 Who sends: the dispatcher (jobs/dispatcher.py), following the event log, for what the console and the steps record;
@@ -32,6 +33,7 @@ from jobs.context import JOBS, JobContext
 from jobs.evaluations import EVALUATION_TIME_LIMIT_SECONDS, run_evaluation
 from jobs.launching import launch
 from jobs.merge import MERGE_TIME_LIMIT_SECONDS, merge
+from jobs.probes import PROBE_TIME_LIMIT_SECONDS, run_probe
 from jobs.reconciler import reconcile
 from jobs.recording import with_fresh_run
 from jobs.steps import step_experiment, step_loop
@@ -45,6 +47,7 @@ HOUR_MS = 3600 * 1000
 LAUNCH_TIME_LIMIT_MS = 8 * 24 * HOUR_MS
 EVALUATE_TIME_LIMIT_MS = EVALUATION_TIME_LIMIT_SECONDS * 1000 + HOUR_MS
 MERGE_TIME_LIMIT_MS = MERGE_TIME_LIMIT_SECONDS * 1000 + HOUR_MS
+PROBE_TIME_LIMIT_MS = PROBE_TIME_LIMIT_SECONDS * 1000 + HOUR_MS
 
 
 @dataclass
@@ -61,6 +64,7 @@ class Jobs:
     evaluate: dramatiq.Actor
     step_loop: dramatiq.Actor
     step_experiment: dramatiq.Actor
+    probe_reward: dramatiq.Actor
 
     def send_launch(self, run_id: UUID) -> dramatiq.Message | None:
         """Put a Queued run on its provider's queue, say so in its timeline, and note it in the ledger."""
@@ -88,6 +92,9 @@ class Jobs:
 
     def send_evaluation(self, evaluation_id: UUID) -> dramatiq.Message:
         return self.evaluate.send(str(evaluation_id))
+
+    def send_probe(self, probe_id: UUID) -> dramatiq.Message:
+        return self.probe_reward.send(str(probe_id))
 
     def send_loop_step(self, loop_id: UUID, delay_seconds: float | None = None) -> dramatiq.Message:
         return _send(self.step_loop, loop_id, delay_seconds)
@@ -125,6 +132,9 @@ def declare_actors(broker: dramatiq.Broker, ctx: JobContext, on_child: Callable 
     def evaluate(evaluation_id: str) -> None:
         run_evaluation(ctx, UUID(evaluation_id))
 
+    def probe_reward(probe_id: str) -> None:
+        run_probe(ctx, UUID(probe_id))
+
     def loop_step(loop_id: str) -> None:
         step_loop(ctx, UUID(loop_id), lambda again: jobs.send_loop_step(again, ctx.config.reconcile_every_seconds))
 
@@ -151,5 +161,7 @@ def declare_actors(broker: dramatiq.Broker, ctx: JobContext, on_child: Callable 
         evaluate=dramatiq.actor(evaluate, actor_name="evaluate", time_limit=EVALUATE_TIME_LIMIT_MS, **local),
         step_loop=dramatiq.actor(loop_step, actor_name="step_loop", **trains),
         step_experiment=dramatiq.actor(experiment_step, actor_name="step_experiment", **trains),
+        probe_reward=dramatiq.actor(probe_reward, actor_name="probe_reward", time_limit=PROBE_TIME_LIMIT_MS,
+                                    **local),
     )
     return jobs

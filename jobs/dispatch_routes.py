@@ -10,6 +10,7 @@ hands each event here.
 | Evaluation.Created (New evaluation, Score against baseline) | `evaluate` |
 | TrainingLoop.Created, .RoundStarted, .Benchmarking | `step_loop` |
 | Experiment.Created, .Measuring, .Training, .Evaluating | `step_experiment` |
+| Probe.Saved (Probe a reward) | `probe_reward` |
 
 The runs and evaluations that a loop or an experiment starts are done by its step (jobs/steps.py), so their launch
 and creation send nothing alone. What is no longer to do when its event is read (a run cancelled before it was
@@ -40,6 +41,7 @@ from jobs.merge import merge_not_sent
 log = logging.getLogger(__name__)
 
 LAUNCH, MERGE, EVALUATION, LOOP, EXPERIMENT = "launch", "merge", "evaluation", "loop", "experiment"
+PROBE = "probe"
 ROUTES = {
     "Run.Launched": LAUNCH,
     "Run.Resumed": LAUNCH,
@@ -53,9 +55,11 @@ ROUTES = {
     "Experiment.Measuring": EXPERIMENT,
     "Experiment.Training": EXPERIMENT,
     "Experiment.Evaluating": EXPERIMENT,
+    "Probe.Saved": PROBE,
 }
 DONE_BY_A_STEP = {LOOPS.id, EXPERIMENTS.id}  # who launched a run, or created an evaluation, that a step does
-NOTHING_ELSE_RESENDS = {EVALUATION, LOOP, EXPERIMENT}  # messages a restart of the embedded default must send again
+# messages a restart of the embedded default must send again
+NOTHING_ELSE_RESENDS = {EVALUATION, LOOP, EXPERIMENT, PROBE}
 
 
 class Outbox(Protocol):
@@ -70,6 +74,8 @@ class Outbox(Protocol):
     def send_loop_step(self, loop_id: UUID) -> Any: ...
 
     def send_experiment_step(self, experiment_id: UUID) -> Any: ...
+
+    def send_probe(self, probe_id: UUID) -> Any: ...
 
 
 class NotSentNow(Exception):
@@ -99,6 +105,7 @@ class Routes:
             EVALUATION: self.outbox.send_evaluation,
             LOOP: self.outbox.send_loop_step,
             EXPERIMENT: self.outbox.send_experiment_step,
+            PROBE: lambda probe_id: self.outbox.send_probe(probe_id),  # looked up only for a probe
         }
         try:
             message = sends[kind](target)
@@ -120,6 +127,8 @@ class Routes:
                 return verity.get_evaluation(None, target).state == QUEUED
             if kind == LOOP:
                 return verity.get_loop(None, target).is_live
+            if kind == PROBE:
+                return verity.get_probe(None, target).state == "queued"
             return verity.get_experiment(None, target).is_live
         except NotFound:
             return False

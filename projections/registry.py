@@ -13,6 +13,7 @@ from projections.directory import Directory
 from projections.evaluations import evaluation_projections
 from projections.feed import Feed
 from projections.organizations import OrganizationsAndProjects
+from projections.probes import Probes
 from projections.prompts import PromptHistories
 from projections.rounds import Rounds, Samples
 from projections.run_details import RunDetails
@@ -38,5 +39,6 @@ def all_projections() -> list[Projection]:
         Access(),  # members and API tokens (projections/access.py)
         Steps(),  # SFT and DPO steps (projections/steps.py)
         *evaluation_projections(),  # evaluations and training loops (projections/evaluations.py)
+        Probes(),  # reward probes (projections/probes.py)
         Feed(),
     ]

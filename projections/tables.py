@@ -48,6 +48,8 @@ TABLE_KEYS: dict[str, tuple[str, ...]] = {
     "prompt_rounds": ("run_id", "prompt_index", "round_number"),
     "prompt_histories": ("run_id", "prompt_index"),
     "prompt_costs": ("run_id", "round_number"),
+    # reward probes (migrations/020)
+    "probes": ("id",),
 }
 
 Row = dict[str, Any]

@@ -291,6 +291,9 @@ class SentTo:
     def send_experiment_step(self, experiment_id: UUID) -> None:
         self._send("experiment", experiment_id)
 
+    def send_probe(self, probe_id: UUID) -> None:
+        self._send("probe", probe_id)
+
 
 class FollowingJobs:
     """What the console sees of them (app/shell/jobs.py's ConsoleJobs): how far they have sent."""

@@ -26,7 +26,7 @@ DOMAIN_CHECKED_ROUTES = frozenset({"runs:launch", "runs:retry", "api:runs:launch
 # the refusal in words (a member made a viewer while typing keeps their work), rather than a bare 403 page.
 FORM_CHECKED_ROUTES = frozenset({
     "runs:save", "runs:edit-save", "datasets:create", "datasets:upload", "metrics:register", "metrics:edit",
-    "evaluations:create", "loops:create", "experiments:create",
+    "evaluations:create", "loops:create", "experiments:create", "probes:create",
 })
 
 

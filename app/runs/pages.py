@@ -21,6 +21,7 @@ from litestar.params import Body, Parameter
 from litestar.plugins.htmx import HTMXRequest, HTMXTemplate
 from litestar.response import Redirect, Template
 
+from app.probes.reads import with_probed_reward
 from app.runs import exports
 from app.runs.configure import configure_again, configure_context, form_from_submission, summary_context
 from app.runs.defaults import continuing_draft, starting_draft
@@ -79,9 +80,11 @@ class RunsPageController(ConsoleController):
         identity: Identity,
         from_run: UUID | None = None,
         start_run: UUID | None = None,
+        probe: UUID | None = None,
     ) -> Template:
         """The form with every default, or with another run's settings (Configure the full run), or set to
-        continue a finished run's adapter (Start another run from this adapter)."""
+        continue a finished run's adapter (Start another run from this adapter), or with a probe's reward (Use this
+        reward)."""
         draft = starting_draft(read_models.projects(identity.organization_id))
         if from_run is not None:
             source = found(read_models.run(identity.organization_id, from_run))
@@ -89,6 +92,8 @@ class RunsPageController(ConsoleController):
         if start_run is not None:
             source = found(read_models.run(identity.organization_id, start_run))
             draft = continuing_draft(draft, source)
+        if probe is not None:
+            draft = with_probed_reward(read_models, identity, probe, draft)
         return Template("runs/configure.html", context=configure_context(read_models, identity, draft=draft))
 
     @post("/", name="runs:save", sync_to_thread=True)

@@ -92,6 +92,11 @@ def _the_strangers_objects(verity: Verity, org_id: UUID) -> dict[str, str]:
         org_id, project, name="theirs", actor=TESTS, role="owner", source=held_out,
         scoring={"preset": "verifiable"}, main_metric="math_pairs").id)
     ids["dataset_id"] = str(dataset)
+    ids["probe_id"] = str(verity.create_probe(
+        org_id, project, name="theirs", source={"kind": "math_pairs"},
+        reward={"preset": "numeric", "metric": "numeric_accuracy"}, actor=TESTS, role="owner").id)
+    ids["line"] = "0"
+    ids["prompt_index"] = "0"  # the run page's Prompts tab: an opened prompt
     try:
         ids["version_id"] = str(verity.register_custom_metric(org_id, "their_metric", METRIC_SOURCE, TESTS).id)
         ids["metric_id"] = str(CustomMetric.create_id(org_id, "their_metric"))
