@@ -80,14 +80,7 @@ class EvaluationCommands(VerityParts):
             errors.update(self.custom_reward_problems(org_id, scoring))  # type: ignore[attr-defined]
         if not is_answer_length(max_answer_tokens):
             errors["max_answer_tokens"] = ANSWER_LENGTH_MESSAGE
-        adapter = None
-        if adapter_run is not None:
-            try:
-                run = self._start_from(org_id, project, str(adapter_run))  # type: ignore[attr-defined]
-            except SettingsInvalid as problem:
-                errors["adapter_run"] = problem.errors["start_run"].replace("Start from", "The adapter")
-            else:
-                adapter = dict(run.adapter)
+        adapter = self._adapter_of(org_id, project, adapter_run, errors)  # type: ignore[attr-defined]
         if errors:
             raise SettingsInvalid(errors)
         evaluation = Evaluation(

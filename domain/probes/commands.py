@@ -38,7 +38,7 @@ def _whole_number_in(value: Any, field: str) -> str | None:
 class ProbeCommands(VerityParts):
     # provided by Verity
     _check_may_launch: Any
-    _start_from: Any
+    _adapter_of: Any
     custom_reward_problems: Any
     dataset_version_problems: Any
     get_dataset_version: Any
@@ -82,14 +82,7 @@ class ProbeCommands(VerityParts):
                              ("seed", seed)):
             if (words := _whole_number_in(value, field)) is not None:
                 errors[field] = words
-        adapter = None
-        if adapter_run is not None:
-            try:
-                run = self._start_from(org_id, project, str(adapter_run))
-            except SettingsInvalid as problem:
-                errors["adapter_run"] = problem.errors["start_run"].replace("Start from", "The adapter")
-            else:
-                adapter = dict(run.adapter)
+        adapter = self._adapter_of(org_id, project, adapter_run, errors)
         if errors:
             raise SettingsInvalid(errors)
         probe = Probe(

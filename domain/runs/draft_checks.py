@@ -126,6 +126,18 @@ class DraftChecks:
                 return False
         return True
 
+    def _adapter_of(self, org_id: UUID, project: Project, adapter_run: Any, errors: dict[str, str]) -> Any:
+        """The adapter an evaluation or a probe scores (None for the base model); a run that has none to give adds
+        its words to `errors` under "adapter_run"."""
+        if adapter_run is None:
+            return None
+        try:
+            run = self._start_from(org_id, project, str(adapter_run))
+        except SettingsInvalid as problem:
+            errors["adapter_run"] = problem.errors["start_run"].replace("Start from", "The adapter")
+            return None
+        return dict(run.adapter or {})  # _start_from gives only a run with an adapter
+
     def _start_from(self, org_id: UUID, project: Project, start_run: str, revision: str | None = None) -> Run:
         """The run whose adapter a new run continues. `revision`: the one the new run pins (000: "the run must
         have trained the same revision this run will pin"); None (an evaluation's or an experiment's adapter)
