@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
@@ -121,7 +122,12 @@ def try_production(layout: Layout, say: Callable[[str], None]) -> int:
     started: list[subprocess.Popen[bytes]] = []
     try:
         subprocess.run([sys.executable, "-m", "verity.cli", "migrate"], env=env, check=True)
-        started = [subprocess.Popen(command, env=env, start_new_session=True) for command in commands(layout)]
+        serve, *workers = commands(layout)
+        # the console first (it makes the secret key, the Default organization and the first owner), then the
+        # workers, so no two processes make the same thing at once on a new data folder and database
+        started = [subprocess.Popen(serve, env=env, start_new_session=True)]
+        _wait_until_up(f"http://127.0.0.1:{layout.port}/healthz", started[0])
+        started += [subprocess.Popen(command, env=env, start_new_session=True) for command in workers]
         say(f"The console: http://127.0.0.1:{layout.port} ({layout.web_processes} web processes; /readyz, /-/metrics)")
         for n in range(layout.workers):
             say(f"Worker {n + 1}: health on http://127.0.0.1:{layout.first_health_port + n}/readyz")
@@ -131,6 +137,17 @@ def try_production(layout: Layout, say: Callable[[str], None]) -> int:
     finally:
         _stop(started)
         _stop([s3])
+
+
+def _wait_until_up(url: str, process: subprocess.Popen[bytes], seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:  # not listening yet (URLError is an OSError)
+            time.sleep(0.5)
+    raise TryRefused(f"The console did not answer at {url} within {seconds:.0f} s.")
 
 
 def _wait(processes: list[subprocess.Popen[bytes]]) -> int:

@@ -4,7 +4,7 @@ on a store made before there were snapshots too, and without a snapshot ever rea
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar, cast
 from uuid import UUID
@@ -40,6 +40,24 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, 
     else:
         postgres: PostgresSettings = request.getfixturevalue("postgres")
         yield event_store_env(Settings(data_dir=tmp_path / "data", postgres=postgres))
+
+
+Opener = Callable[[type[Verity], dict[str, str]], Verity]
+
+
+@pytest.fixture
+def opened() -> Iterator[Opener]:
+    """Opens applications and closes each after the test: left to the garbage collector, an application's
+    PostgreSQL pool closes in whatever thread collects it, and logs while logging may be locked there."""
+    applications: list[Verity] = []
+
+    def open_application(kind: type[Verity], env: dict[str, str]) -> Verity:
+        applications.append(kind(env=env))
+        return applications[-1]
+
+    yield open_application
+    for application in applications:
+        application.close()
 
 
 def has_snapshots_table(env: dict[str, str]) -> bool:
@@ -88,10 +106,10 @@ def latest_snapshot(verity: Verity, run_id: UUID) -> tuple[int, dict[str, Any]]:
     return snapshot.originator_version, dict(vars(snapshot.mutate(None)))
 
 
-def test_a_long_run_loads_from_its_snapshot_as_its_events_make_it(store: dict[str, str]) -> None:
-    verity = Verity(env=store)
+def test_a_long_run_loads_from_its_snapshot_as_its_events_make_it(store: dict[str, str], opened: Opener) -> None:
+    verity = opened(Verity, store)
     run_id = long_run(verity)
-    replaying = WithoutSnapshots(env=store)
+    replaying = opened(WithoutSnapshots, store)
     run, replayed = verity.get_run(None, run_id), replaying.get_run(None, run_id)
     assert vars(run) == vars(replayed)
     stop = {"reason": "time_limit", "note": "", "after_round": ROUNDS - 1, "best_round": replayed.best_round}
@@ -101,8 +119,8 @@ def test_a_long_run_loads_from_its_snapshot_as_its_events_make_it(store: dict[st
     assert state == vars(replaying.repository.get(run_id, version=version))
 
 
-def test_the_projections_log_holds_the_events_and_no_snapshot(store: dict[str, str]) -> None:
-    verity = Verity(env=store)
+def test_the_projections_log_holds_the_events_and_no_snapshot(store: dict[str, str], opened: Opener) -> None:
+    verity = opened(Verity, store)
     run_id = long_run(verity)
     notifications = verity.notification_log.select(1, 1000)
     assert len(notifications) == verity.recorder.max_notification_id()
@@ -111,13 +129,14 @@ def test_the_projections_log_holds_the_events_and_no_snapshot(store: dict[str, s
     assert all(n.topic.startswith("domain.") and "Snapshot" not in n.topic for n in notifications)
 
 
-def test_a_store_made_before_snapshots_gets_their_table_and_its_runs_go_on(store: dict[str, str]) -> None:
-    before = WithoutSnapshots(env=store)
+def test_a_store_made_before_snapshots_gets_their_table_and_its_runs_go_on(store: dict[str, str],
+                                                                         opened: Opener) -> None:
+    before = opened(WithoutSnapshots, store)
     run_id = training_run(before)
     score(before, run_id, range(RUN_SNAPSHOT_INTERVAL - 5))
     assert not has_snapshots_table(store)
 
-    verity = Verity(env=store)  # the console started after the upgrade
+    verity = opened(Verity, store)  # the console started after the upgrade
     assert has_snapshots_table(store)
     score(verity, run_id, range(RUN_SNAPSHOT_INTERVAL - 5, ROUNDS))
     version, state = latest_snapshot(verity, run_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -31,6 +32,19 @@ TWO_ROUNDS = {
 }
 
 
+def two_free_ports() -> int:
+    """A port free with the one after it (the layout's workers take the first health port and those after)."""
+    for _ in range(50):
+        port = free_port()
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
+    raise AssertionError("no two free ports in a row")
+
+
 def ready(url: str, deadline: float) -> dict:
     while True:
         try:
@@ -49,18 +63,22 @@ def test_one_command_starts_the_layout_which_trains_a_run_into_s3_and_stops_whol
     settings = Settings(data_dir=tmp_path / "data")
     settings.models_dir.mkdir(parents=True)
     settings.tiny_model_dir.symlink_to(tiny_model_dir, target_is_directory=True)  # the Demo project's model
-    port, s3_port, health_port = free_port(), free_port(), free_port()
+    port, s3_port, health_port = free_port(), free_port(), two_free_ports()
     database_url = f"postgresql://postgres@127.0.0.1:5432/{postgres.dbname}"
     env = {**os.environ, "VERITY_DATA_DIR": str(settings.data_dir)}
+    log = tmp_path / "layout.log"  # a file, not a pipe: a pipe nobody reads fills, and blocks the processes' logs
     layout = subprocess.Popen(
         [sys.executable, "-m", "verity.cli", "try-production", "--database-url", database_url,
          "--broker-url", redis_url, "--port", str(port), "--s3-port", str(s3_port),
          "--health-port", str(health_port)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 90
-        readiness = ready(f"http://127.0.0.1:{port}/readyz", deadline)
+        try:
+            readiness = ready(f"http://127.0.0.1:{port}/readyz", deadline)
+        except AssertionError as never:
+            raise AssertionError(f"{never}\n{log.read_text(errors='replace')[-3000:]}") from None
         assert readiness["checks"] == {"event_store": "ok", "read_models": "ok", "projections": "ok", "broker": "ok"}
         workers = {ready(f"http://127.0.0.1:{health_port + n}/readyz", deadline)["worker"] for n in range(2)}
         assert len(workers) == 2
@@ -84,8 +102,8 @@ def test_one_command_starts_the_layout_which_trains_a_run_into_s3_and_stops_whol
         assert f"runs/{run_id}/rollouts/round-002.jsonl" in keys  # the rollouts went to the local S3
     finally:
         os.killpg(layout.pid, signal.SIGTERM)
-        output, _ = layout.communicate(timeout=60)
-    assert layout.returncode == 0, output[-3000:]
+        layout.wait(timeout=60)
+    assert layout.returncode == 0, log.read_text(errors="replace")[-3000:]
     for listening in (port, s3_port, health_port, health_port + 1):  # every process of the layout is gone
         with pytest.raises(httpx.ConnectError):
             httpx.get(f"http://127.0.0.1:{listening}/", timeout=2)
