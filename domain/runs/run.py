@@ -19,7 +19,7 @@ from eventsourcing.domain import Aggregate, event
 
 from domain.errors import IllegalTransition
 from domain.runs import merge, objectives
-from domain.runs.alarms import new_watch, watch_from_latest, watched
+from domain.runs.alarm_watch import new_watch, watch_from_latest, watched
 from domain.runs.merge import RunMerges
 from domain.runs.run_alarms import RunAlarms
 from domain.runs.run_progress import RunProgress
