@@ -2,6 +2,9 @@
 supervisor every child of the jobs has (jobs/supervisor.py), its progress lines turned into domain commands. The
 actor is declared in jobs/actors.py; the dispatcher sends it for each Probe.Saved (jobs/dispatch_routes.py).
 
+A cancel (Probe.Cancelled) is seen by the supervisor's poll, which kills the child's process group; a score that
+arrives after it no longer applies to the probe and is not recorded (jobs/retrying.py).
+
 The prompts are a run's: a dataset version's training rows, or the built-in Math Pairs task's rows a run with the
 probe's reward and seed would train on (jobs/specs.py's rule), so the probe draws what that run's round 1 draws.
 """
@@ -18,7 +21,7 @@ from domain.actors import Actor
 from domain.application import Verity
 from domain.datasets.upload import RL_REFUSES_IMAGES
 from domain.errors import NotFound
-from domain.probes.probe import QUEUED, Probe
+from domain.probes.probe import CANCELLED, QUEUED, Probe
 from domain.rewards.config import SYNTHETIC_PROMPTS_DEFAULT
 from domain.rewards.verifiable import math_pairs_rows
 from domain.runs.run_settings import VALIDATION_SAMPLE
@@ -122,11 +125,11 @@ def run_probe(ctx: JobContext, probe_id: UUID) -> None:
         records,
         timing_of(ctx.config),
         kill_at=time.time() + PROBE_TIME_LIMIT_SECONDS,
-        cancelled=lambda: False,
+        cancelled=lambda: verity.get_probe(None, probe_id).state == CANCELLED,  # stops the child within a poll
         environment=storage.child_environment,  # the organization's storage credentials reach the child only here
     ).run()
-    if outcome.finished or records.finished:
-        return
+    if outcome.finished or records.finished or outcome.reason == "cancelled":
+        return  # a line the child wrote after the cancel found the probe Cancelled and recorded nothing
     message = (
         WATCHDOG_STOPPED.format(hours=PROBE_TIME_LIMIT_SECONDS / 3600) if outcome.reason == "watchdog"
         else STOPPED_EARLY

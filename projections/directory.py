@@ -50,6 +50,8 @@ class Directory(Projection):
             "Run.Saved": lambda tx, e: file_in_directory(
                 tx, e, "run", e.data["settings"].name, total_rounds=e.data["settings"].effective_rounds
             ),
+            # a probe is filed here, not by the probes' view, so the timeline (before that view) tells its Saved too
+            "Probe.Saved": lambda tx, e: file_in_directory(tx, e, "probe", e.data["name"]),
             "Run.Edited": self._run_edited,
             "Run.Continued": self._run_edited,  # more rounds, or a new time limit
         }

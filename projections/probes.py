@@ -1,6 +1,6 @@
-"""The reward probes' read model (migrations/020) and its reads: one row a probe, filed in the directory under its
-organization so the event feed carries its events; its summary as the Scored event holds it, with the verdict in
-words (domain/probes/verdict.py) and the prompts most informative first, read on demand."""
+"""The reward probes' read model (migrations/020, 023) and its reads: one row a probe (the directory files it under
+its organization, so the timeline and the event feed carry its events); its summary as the Scored event holds it,
+with the verdict in words (domain/probes/verdict.py) and the prompts most informative first, read on demand."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from domain.probes.probe import LIVE, STATUS_NAMES
 from domain.probes.verdict import most_informative_first, verdict
 from domain.runs.reward import reward_label
 from projections.base import Event, Projection
-from projections.directory import file_in_directory
 from projections.tables import Tables, Tx
 
 
@@ -37,11 +36,11 @@ class Probes(Projection):
                 tx, e, state="scored", summary_json=json.dumps(e.data["summary"]),
                 varied_share=float(e.data["summary"]["varied_share"])),
             "Probe.Failed": lambda tx, e: self._set(tx, e, state="failed", failure=e.data["message"]),
+            "Probe.Cancelled": lambda tx, e: self._set(tx, e, state="cancelled", cancelled_by=e.actor["name"]),
         }
 
     def _saved(self, tx: Tx, e: Event) -> None:
         d = e.data
-        file_in_directory(tx, e, "probe", d["name"])
         reward = d["reward"]
         version = tx.get("custom_metric_versions", {"id": str(reward["custom_metric"])}) if reward.get(
             "custom_metric") else None
@@ -54,7 +53,7 @@ class Probes(Projection):
             "adapter_run": str(d["adapter_run"]) if d.get("adapter_run") else None, "prompts": int(d["prompts"]),
             "answers_per_prompt": int(d["answers_per_prompt"]), "max_answer_tokens": int(d["max_answer_tokens"]),
             "seed": int(d["seed"]), "state": "queued", "summary_json": None, "varied_share": None, "failure": None,
-            "created_at": e.time, "updated_at": e.time,
+            "cancelled_by": None, "created_at": e.time, "updated_at": e.time,
         })
 
     def _set(self, tx: Tx, e: Event, **values: Any) -> None:

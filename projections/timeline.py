@@ -1,4 +1,6 @@
-"""The audit timeline of each run: every run event with its time, its actor and a sentence in the console's words."""
+"""The audit timeline of each run: every run event with its time, its actor and a sentence in the console's words.
+A reward probe's events are filed the same way under the probe's id (their sentences: projections/probe_timeline.py).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from domain.runs.run_resume import continued_sentence, resumed_on_worker_sentenc
 from domain.storage_keys import storage_key
 from projections.base import Event, Projection
 from projections.directory import directory_entry
+from projections.probe_timeline import probe_sentence
 from projections.tables import Tx
 
 
@@ -16,12 +19,16 @@ class Timeline(Projection):
     name = "timeline"
 
     def apply(self, tx: Tx, event: Event) -> None:
-        if not event.type.startswith("Run."):
+        if not event.type.startswith(("Run.", "Probe.")):
             return
         place = directory_entry(tx, event)
         if place is None:
             return
         actor = event.actor
+        if event.type.startswith("Probe."):
+            words = probe_sentence(event, actor["name"], tx.get("probes", {"id": event.aggregate_key}))
+        else:
+            words = sentence(event, actor["name"], place["total_rounds"], _objective_of(tx, event), name=place["name"])
         tx.upsert(
             "timeline",
             {
@@ -32,10 +39,8 @@ class Timeline(Projection):
                 "actor_kind": actor["kind"],
                 "actor_id": actor["id"],
                 "actor_name": actor["name"],
-                "event_type": event.type.removeprefix("Run."),
-                "sentence": sentence(
-                    event, actor["name"], place["total_rounds"], _objective_of(tx, event), name=place["name"]
-                ),
+                "event_type": event.type.removeprefix("Run.").removeprefix("Probe."),
+                "sentence": words,
             },
         )
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from domain.rewards.config import NOT_A_REWARD
 from trainer.progress import write_json_line
+from trainer.score_rules import nearest_rank
 from trainer.spec import ModelRef, RewardSpec, Row, RunSpec, StartAdapter, Storage
 
 log = logging.getLogger(__name__)
@@ -132,6 +133,9 @@ def _probe(spec: ProbeSpec) -> dict[str, Any]:
             raise ProbeFailed(str(problem)) from None
         indices = PromptSchedule(len(spec.rows), spec.prompts, spec.seed).next_round()  # a run's round 1
         rows = [spec.rows[i] for i in indices]
+        # the worker's log says when loading ended and sampling began (a cancel's story reads from it)
+        log.info("sampling %d prompts × %d answers of up to %d tokens", len(rows), spec.answers_per_prompt,
+                 spec.max_answer_tokens)
         started = time.perf_counter()
         try:
             answers = backend.sample([prompt_ids(tokenizer, row.prompt) for row in rows], spec.answers_per_prompt,
@@ -216,7 +220,7 @@ def probe_summary(indices: list[int], graded: list[GradedPrompt], sampling_secon
         "metric_failures": sum(failures.values()),
         "failures_by_kind": dict(sorted(failures.items())),
         "grading_seconds_per_answer": {"median": round(statistics.median(per_answer), 6) if per_answer else 0.0,
-                                       "p95": round(_percentile(per_answer, 0.95), 6)},
+                                       "p95": round(nearest_rank(per_answer, 0.95), 6)},
         "sampling_seconds": round(sampling_seconds, 4),
         "grading_seconds": round(sum(g.seconds for g in graded), 4),
         "sandbox_batches": dict(sorted(batches.items())) if batches is not None else None,
@@ -228,17 +232,6 @@ def probe_summary(indices: list[int], graded: list[GradedPrompt], sampling_secon
             "varied": varied,
         },
     }
-
-
-def _percentile(ordered: list[float], share: float) -> float:
-    """The nearest-rank percentile of sorted values.
-
-    >>> _percentile([1.0, 2.0, 3.0, 4.0], 0.95), _percentile([], 0.95)
-    (4.0, 0.0)
-    """
-    if not ordered:
-        return 0.0
-    return ordered[min(len(ordered) - 1, max(0, -(-int(share * 100) * len(ordered) // 100) - 1))]
 
 
 def _write_answers(spec: ProbeSpec, rows: list[Row], graded: list[GradedPrompt]) -> str:

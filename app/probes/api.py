@@ -1,9 +1,10 @@
-"""The probes API: probe a reward (POST /api/probes), read a probe with its verdict and prompts
-(GET /api/probes/{id})."""
+"""The probes API: probe a reward (POST /api/probes), read a probe with its verdict, prompts and timeline
+(GET /api/probes/{id}), cancel a queued or sampling one (POST /api/probes/{id}/cancel)."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
+from uuid import UUID
 
 from litestar import Controller, post
 
@@ -38,4 +39,12 @@ class ProbesApiController(Controller):
         )
         return seen_reply(own_writes, written)
 
-    detail = detail_api("probes", "probe", probe_context, ("probe", "prompts"))
+    detail = detail_api("probes", "probe", probe_context, ("probe", "prompts", "timeline"))
+
+    @post("/{probe_id:uuid}/cancel", name="api:probes:cancel", status_code=200, sync_to_thread=True,
+          opt={ROLE_CHECKED_BY_DOMAIN: True})
+    def cancel(self, probe_id: UUID, verity: Verity, own_writes: OwnWritesDep, identity: Identity) -> dict[str, Any]:
+        """Cancel a queued or sampling probe: the jobs stop its process and it records no score. Needs the member
+        or owner role, as probing does; a probe that already ended is refused (409) with its status."""
+        written = verity.cancel_probe(identity.organization_id, probe_id, identity.actor, identity.role)
+        return seen_reply(own_writes, written)

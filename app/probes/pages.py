@@ -1,5 +1,6 @@
 """The probe pages under Tune: the list, Probe a reward (the form), a probe's page (whose body re-asks for itself
-every 2 s while it samples) and one prompt's answers, read from the answers file when opened."""
+every 2 s while it samples; Cancel while queued or sampling) and one prompt's answers, read from the answers file
+when opened."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from app.evaluations.work_routes import WorkPagesController, detail_page, list_p
 from app.metrics.choices import custom_reward_choices
 from app.probes.reads import AnswersUnreadable, probe_context, prompt_answers
 from app.runs.configure import start_from_choices
+from app.shell.commands import redirect_once_seen
 from app.shell.dependencies import OwnWritesDep, ReadModelsDep, StorageDep
 from app.shell.identity import Identity
 from domain.access.roles import LAUNCH
@@ -117,6 +119,12 @@ class ProbesPageController(WorkPagesController):
             return _page(read_models, identity, data, {"": refused.message}, 403)
         own_writes.see(written.position)  # the jobs sample and score it, as the event log tells them
         return Redirect(path=f"/probes/{written.id}", status_code=303)
+
+    @post("/{probe_id:uuid}/cancel", name="probes:cancel", sync_to_thread=True)
+    def cancel(self, probe_id: UUID, verity: Verity, own_writes: OwnWritesDep, identity: Identity) -> Redirect:
+        """Cancel, then the probe's page once the read models show it Cancelled (a viewer is refused by the guard)."""
+        written = verity.cancel_probe(identity.organization_id, probe_id, identity.actor, identity.role)
+        return redirect_once_seen(own_writes, written.position, f"/probes/{probe_id}")
 
     @get("/{probe_id:uuid}/answers/{line:int}", name="probes:answers", sync_to_thread=True)
     def answers(self, request: Request[Any, Any, Any], probe_id: UUID, line: int, read_models: ReadModelsDep,

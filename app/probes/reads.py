@@ -1,5 +1,5 @@
-"""What a probe's page and its API show: the probe's row with its verdict, the prompts most informative first, and
-one prompt's answers read from the answers file in storage."""
+"""What a probe's page and its API show: the probe's row with its verdict, the prompts most informative first, its
+timeline, and one prompt's answers read from the answers file in storage."""
 
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ def probe_context(read_models: Any, identity: Identity, probe_id: UUID) -> dict[
             for i, n in enumerate(histogram)
         ],
         "live": probe["live"],
+        "timeline": read_models.timeline(identity.organization_id, probe_id),  # its events in words, as a run's
         "section": "probes",
         "identity": identity,
     }

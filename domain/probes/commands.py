@@ -3,6 +3,8 @@
 - `create_probe`: a reward tried on a few prompts of a dataset version's training examples or the built-in Math
   Pairs task, with the base model or a finished run's adapter. It samples on the GPU a run would use, so it is
   refused as a trial's launch is: the Pro plan, and the member or owner role.
+- `cancel_probe`: a queued or sampling probe, by a role that may probe (member or owner); the jobs stop its
+  process and record nothing more on it.
 - progress the jobs record: `record_probe_sampling / _scored / _failed`.
 """
 
@@ -11,8 +13,9 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from domain.access import roles
 from domain.actors import TRAINER, Actor
-from domain.errors import SettingsInvalid
+from domain.errors import ConcurrentChange, NotAllowed, SettingsInvalid
 from domain.probes.probe import Probe
 from domain.runs import objectives
 from domain.runs.draft_checks import vision_refusal
@@ -25,6 +28,7 @@ MATH_PAIRS_SOURCE = {"kind": "math_pairs"}
 PROBE_PROMPTS_DEFAULT, PROBE_PROMPTS_MOST = 64, 256
 PROMPTS_MESSAGE = f"Prompts must be a whole number from 1 to {PROBE_PROMPTS_MOST}."
 CHOOSE_PROMPTS = "Choose the prompts: a dataset version's training examples, or the built-in Math Pairs task."
+CANCEL_ATTEMPTS = 5  # as a run's cancel: read again and asked again when the jobs recorded Sampling meanwhile
 
 
 def _whole_number_in(value: Any, field: str) -> str | None:
@@ -111,6 +115,21 @@ class ProbeCommands(VerityParts):
             return {}
         version = self.get_dataset_version(org_id, UUID(str(source["id"])))
         return {"kind": "dataset_version", "id": str(version.id), "label": version.label}
+
+    def cancel_probe(self, org_id: UUID, probe_id: UUID, actor: Actor, role: str) -> Written:
+        """Whoever may probe may cancel, on any plan (a plan changed meanwhile leaves them able to stop it). A
+        cancel wins over the jobs' Sampling recorded at the same moment, as a run's cancel does over a round."""
+        if not roles.may(role, roles.LAUNCH):  # member or owner, as for a trial; a viewer is told what viewers may
+            raise NotAllowed(roles.VIEWERS_READ_ONLY)
+        for attempt in range(CANCEL_ATTEMPTS):
+            probe = self.get_probe(org_id, probe_id)
+            probe.cancel(actor.to_dict())
+            try:
+                return Written(probe.id, self._save(probe))
+            except ConcurrentChange:
+                if attempt == CANCEL_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
 
     # --- progress the jobs record --------------------------------------------------------------------------
     def record_probe_sampling(self, probe_id: UUID, actor: Actor = TRAINER) -> Written:

@@ -1,7 +1,8 @@
 """The Probe aggregate: a reward tried once on a few prompts' sampled answers (issue 22).
 
 Saved (queued) → Sampling → Scored (a small summary; the answers go to a file in the organization's storage) or
-Failed (in words). A public method checks; the `@event` method it calls only assigns.
+Failed (in words); a queued or sampling probe may be Cancelled (its event names who). A public method checks; the
+`@event` method it calls only assigns.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from domain.lifecycle import Lifecycle
 from domain.probes.summary import checked_summary
 from domain.state_events import failed_event, state_event
 
-QUEUED, SAMPLING, SCORED, FAILED = "queued", "sampling", "scored", "failed"
-STATUS_NAMES = {QUEUED: "Queued", SAMPLING: "Sampling", SCORED: "Scored", FAILED: "Failed"}
+QUEUED, SAMPLING, SCORED, FAILED, CANCELLED = "queued", "sampling", "scored", "failed", "cancelled"
+STATUS_NAMES = {QUEUED: "Queued", SAMPLING: "Sampling", SCORED: "Scored", FAILED: "Failed", CANCELLED: "Cancelled"}
 LIVE = (QUEUED, SAMPLING)
 
 
@@ -79,3 +80,9 @@ class Probe(Lifecycle, Aggregate):
         self.state = SCORED
 
     _failed = failed_event(FAILED)
+
+    def cancel(self, actor: dict[str, str]) -> None:
+        self._require(LIVE, "Only a queued or sampling probe can be cancelled: this one is {status}.")
+        self._cancelled(actor=actor)
+
+    _cancelled = state_event("Cancelled", CANCELLED)

@@ -7,9 +7,9 @@ from uuid import UUID
 
 import pytest
 from evaluation_helpers import OWNER, new_world
+from probe_summaries import summary
 
 from domain.errors import IllegalTransition, NotAllowed, PlanNeeded, SettingsInvalid
-from domain.probes.summary import answers_key
 from jobs.dispatch_routes import PROBE, kind_of
 from projections import probes as reads
 from projections.runner import ProjectionRunner
@@ -17,20 +17,6 @@ from projections.store import memory_read_models
 
 NUMERIC = {"preset": "numeric", "metric": "numeric_accuracy"}
 MATH_PAIRS = {"kind": "math_pairs"}
-
-
-def summary(probe_id: UUID, varied: list[bool], prompts: int = 2) -> dict:
-    return {
-        "prompts": prompts, "answers_per_prompt": 4, "answers": prompts * 4, "graded": prompts * 4,
-        "varied_prompts": sum(varied), "varied_share": sum(varied) / prompts, "mean_score": 0.25,
-        "histogram": [prompts * 4 - 2, 0, 0, 0, 0, 0, 0, 0, 0, 2], "cut_off_share": 0.0, "metric_failures": 0,
-        "failures_by_kind": {}, "grading_seconds_per_answer": {"median": 0.001, "p95": 0.002},
-        "sampling_seconds": 1.0, "grading_seconds": 0.01, "sandbox_batches": None,
-        "answers_key": answers_key(str(probe_id)),
-        "per_prompt": {"index": list(range(prompts)), "mean": [0.5 if v else 0.0 for v in varied],
-                       "spread": [1.0 if v else 0.0 for v in varied], "std": [0.5 if v else 0.0 for v in varied],
-                       "varied": varied},
-    }
 
 
 def test_a_member_probes_a_reward_and_the_jobs_score_it():
