@@ -23,7 +23,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.plugins.htmx import HTMXPlugin
 
-from app import datasets, evaluations, experiments, loops, metrics, probes, service
+from app import datasets, evaluations, experiments, loops, metrics, probes, rescorings, service
 from app.agent import ConsoleTools, agent_endpoint, agent_lifespan, agent_server
 from app.auth.account import AccountController
 from app.auth.config import AuthConfig
@@ -43,6 +43,7 @@ from app.auth.settings import SettingsController
 from app.events.api import EventsApiController
 from app.runs.actions import RunActionsController
 from app.runs.api import RunsApiController
+from app.runs.compare_pages import RunsCompareApiController, RunsComparePageController
 from app.runs.editing import DraftsPageController
 from app.runs.pages import RunsPageController
 from app.service.prometheus import request_metrics
@@ -101,18 +102,19 @@ def create_app(
     )
     api = Router(
         path="/api",
-        route_handlers=[RunsApiController, EventsApiController, *datasets.API_CONTROLLERS, *metrics.API_CONTROLLERS,
-                       *evaluations.API_CONTROLLERS, *loops.API_CONTROLLERS,
-                       *experiments.API_CONTROLLERS, *probes.API_CONTROLLERS],
+        route_handlers=[RunsApiController, RunsCompareApiController, EventsApiController, *datasets.API_CONTROLLERS,
+                       *metrics.API_CONTROLLERS, *evaluations.API_CONTROLLERS, *loops.API_CONTROLLERS,
+                       *experiments.API_CONTROLLERS, *probes.API_CONTROLLERS,
+                       *rescorings.API_CONTROLLERS],
         exception_handlers=API_ERROR_HANDLERS,
     )
     pages = Router(
         path="/",
         route_handlers=[
-            home, RunsPageController, RunActionsController, DraftsPageController,
+            home, RunsPageController, RunsComparePageController, RunActionsController, DraftsPageController,
             *datasets.PAGE_CONTROLLERS, *metrics.PAGE_CONTROLLERS, *AUTH_PAGES,
             *evaluations.PAGE_CONTROLLERS, *loops.PAGE_CONTROLLERS, *experiments.PAGE_CONTROLLERS,
-            *probes.PAGE_CONTROLLERS,
+            *probes.PAGE_CONTROLLERS, *rescorings.PAGE_CONTROLLERS,
         ],
         exception_handlers={**PAGE_ERROR_HANDLERS, NotAuthorizedException: sign_in_first},
     )

@@ -9,7 +9,8 @@ organization, project and run every context checks against).
   which loops, experiments and evaluations use too: domain/runs/draft_checks.py.
 - Datasets, custom metrics, evaluations, loops and experiments: domain/datasets/commands.py,
   domain/custom_metric_commands.py, domain/evaluations/commands.py, domain/loops/commands.py,
-  domain/experiments/commands.py; reward probes: domain/probes/commands.py. `Written` lives in domain/written.py.
+  domain/experiments/commands.py; reward probes: domain/probes/commands.py; re-scorings:
+  domain/rescorings/commands.py. `Written` lives in domain/written.py.
 - `get_run(org_id, run_id)` reads the aggregate (settings for the jobs' run spec, state for checks).
 """
 
@@ -33,6 +34,7 @@ from domain.loops.commands import LoopCommands
 from domain.organization_commands import OrganizationCommands
 from domain.organizations import Organization, Project
 from domain.probes.commands import ProbeCommands
+from domain.rescorings.commands import RescoringCommands
 from domain.runs.commands import RunCommands
 from domain.runs.run import Run
 from domain.runs.stored_settings import RunSettingsAsBody
@@ -59,6 +61,7 @@ class Verity(
     LoopCommands,
     ExperimentCommands,
     ProbeCommands,
+    RescoringCommands,
     Application,
 ):
     name = "Verity"

@@ -6,7 +6,7 @@ Payloads are ids only:
   `local` always exists): train it in a supervised child process (jobs/launching.py);
 - `merge_model(run_id)`, `evaluate(evaluation_id)`, `step_loop(loop_id)`, `step_experiment(experiment_id)` on the
   local provider's queue (jobs/merge.py, jobs/evaluations.py, jobs/steps.py), and `probe_reward(probe_id)` there
-  too (jobs/probes.py);
+  too (jobs/probes.py), and `rescore_answers(rescoring_id)` (jobs/rescorings.py);
 - `cancel_run(run_id, actor)` and `reconcile()` on the control queue, which is never stuck behind a training run.
 
 Who sends: the dispatcher (jobs/dispatcher.py), following the event log, for what the console and the steps record;
@@ -36,6 +36,7 @@ from jobs.merge import MERGE_TIME_LIMIT_SECONDS, merge
 from jobs.probes import PROBE_TIME_LIMIT_SECONDS, run_probe
 from jobs.reconciler import reconcile
 from jobs.recording import with_fresh_run
+from jobs.rescorings import RESCORE_TIME_LIMIT_SECONDS, run_rescoring
 from jobs.steps import step_experiment, step_loop
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,7 @@ LAUNCH_TIME_LIMIT_MS = 8 * 24 * HOUR_MS
 EVALUATE_TIME_LIMIT_MS = EVALUATION_TIME_LIMIT_SECONDS * 1000 + HOUR_MS
 MERGE_TIME_LIMIT_MS = MERGE_TIME_LIMIT_SECONDS * 1000 + HOUR_MS
 PROBE_TIME_LIMIT_MS = PROBE_TIME_LIMIT_SECONDS * 1000 + HOUR_MS
+RESCORE_TIME_LIMIT_MS = RESCORE_TIME_LIMIT_SECONDS * 1000 + HOUR_MS
 
 
 @dataclass
@@ -65,6 +67,7 @@ class Jobs:
     step_loop: dramatiq.Actor
     step_experiment: dramatiq.Actor
     probe_reward: dramatiq.Actor
+    rescore_answers: dramatiq.Actor
 
     def send_launch(self, run_id: UUID) -> dramatiq.Message | None:
         """Put a Queued run on its provider's queue, say so in its timeline, and note it in the ledger."""
@@ -95,6 +98,9 @@ class Jobs:
 
     def send_probe(self, probe_id: UUID) -> dramatiq.Message:
         return self.probe_reward.send(str(probe_id))
+
+    def send_rescoring(self, rescoring_id: UUID) -> dramatiq.Message:
+        return self.rescore_answers.send(str(rescoring_id))
 
     def send_loop_step(self, loop_id: UUID, delay_seconds: float | None = None) -> dramatiq.Message:
         return _send(self.step_loop, loop_id, delay_seconds)
@@ -135,6 +141,9 @@ def declare_actors(broker: dramatiq.Broker, ctx: JobContext, on_child: Callable 
     def probe_reward(probe_id: str) -> None:
         run_probe(ctx, UUID(probe_id))
 
+    def rescore_answers(rescoring_id: str) -> None:
+        run_rescoring(ctx, UUID(rescoring_id))
+
     def loop_step(loop_id: str) -> None:
         step_loop(ctx, UUID(loop_id), lambda again: jobs.send_loop_step(again, ctx.config.reconcile_every_seconds))
 
@@ -163,5 +172,7 @@ def declare_actors(broker: dramatiq.Broker, ctx: JobContext, on_child: Callable 
         step_experiment=dramatiq.actor(experiment_step, actor_name="step_experiment", **trains),
         probe_reward=dramatiq.actor(probe_reward, actor_name="probe_reward", time_limit=PROBE_TIME_LIMIT_MS,
                                     **local),
+        rescore_answers=dramatiq.actor(rescore_answers, actor_name="rescore_answers",
+                                       time_limit=RESCORE_TIME_LIMIT_MS, **local),
     )
     return jobs

@@ -11,6 +11,7 @@ hands each event here.
 | TrainingLoop.Created, .RoundStarted, .Benchmarking | `step_loop` |
 | Experiment.Created, .Measuring, .Training, .Evaluating | `step_experiment` |
 | Probe.Saved (Probe a reward) | `probe_reward` |
+| Rescoring.Saved (Re-score with another reward) | `rescore_answers` |
 
 The runs and evaluations that a loop or an experiment starts are done by its step (jobs/steps.py), so their launch
 and creation send nothing alone. What is no longer to do when its event is read (a run cancelled before it was
@@ -42,6 +43,7 @@ log = logging.getLogger(__name__)
 
 LAUNCH, MERGE, EVALUATION, LOOP, EXPERIMENT = "launch", "merge", "evaluation", "loop", "experiment"
 PROBE = "probe"
+RESCORING = "rescoring"
 ROUTES = {
     "Run.Launched": LAUNCH,
     "Run.Resumed": LAUNCH,
@@ -56,10 +58,11 @@ ROUTES = {
     "Experiment.Training": EXPERIMENT,
     "Experiment.Evaluating": EXPERIMENT,
     "Probe.Saved": PROBE,
+    "Rescoring.Saved": RESCORING,
 }
 DONE_BY_A_STEP = {LOOPS.id, EXPERIMENTS.id}  # who launched a run, or created an evaluation, that a step does
 # messages a restart of the embedded default must send again
-NOTHING_ELSE_RESENDS = {EVALUATION, LOOP, EXPERIMENT, PROBE}
+NOTHING_ELSE_RESENDS = {EVALUATION, LOOP, EXPERIMENT, PROBE, RESCORING}
 
 
 class Outbox(Protocol):
@@ -76,6 +79,8 @@ class Outbox(Protocol):
     def send_experiment_step(self, experiment_id: UUID) -> Any: ...
 
     def send_probe(self, probe_id: UUID) -> Any: ...
+
+    def send_rescoring(self, rescoring_id: UUID) -> Any: ...
 
 
 class NotSentNow(Exception):
@@ -106,6 +111,7 @@ class Routes:
             LOOP: self.outbox.send_loop_step,
             EXPERIMENT: self.outbox.send_experiment_step,
             PROBE: lambda probe_id: self.outbox.send_probe(probe_id),  # looked up only for a probe
+            RESCORING: lambda rescoring_id: self.outbox.send_rescoring(rescoring_id),
         }
         try:
             message = sends[kind](target)
@@ -129,6 +135,8 @@ class Routes:
                 return verity.get_loop(None, target).is_live
             if kind == PROBE:
                 return verity.get_probe(None, target).state == "queued"
+            if kind == RESCORING:
+                return verity.get_rescoring(None, target).state == "queued"
             return verity.get_experiment(None, target).is_live
         except NotFound:
             return False

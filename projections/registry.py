@@ -15,6 +15,7 @@ from projections.feed import Feed
 from projections.organizations import OrganizationsAndProjects
 from projections.probes import Probes
 from projections.prompts import PromptHistories
+from projections.rescorings import Rescorings
 from projections.rounds import Rounds, Samples
 from projections.run_details import RunDetails
 from projections.runs import Runs
@@ -40,5 +41,6 @@ def all_projections() -> list[Projection]:
         Steps(),  # SFT and DPO steps (projections/steps.py)
         *evaluation_projections(),  # evaluations and training loops (projections/evaluations.py)
         Probes(),  # reward probes (projections/probes.py)
+        Rescorings(),  # re-scorings of stored answers (projections/rescorings.py)
         Feed(),
     ]

@@ -50,6 +50,8 @@ TABLE_KEYS: dict[str, tuple[str, ...]] = {
     "prompt_costs": ("run_id", "round_number"),
     # reward probes (migrations/020)
     "probes": ("id",),
+    # re-scorings of stored answers (migrations/021)
+    "rescorings": ("id",),
 }
 
 Row = dict[str, Any]

@@ -294,6 +294,9 @@ class SentTo:
     def send_probe(self, probe_id: UUID) -> None:
         self._send("probe", probe_id)
 
+    def send_rescoring(self, rescoring_id: UUID) -> None:
+        self._send("rescoring", rescoring_id)
+
 
 class FollowingJobs:
     """What the console sees of them (app/shell/jobs.py's ConsoleJobs): how far they have sent."""

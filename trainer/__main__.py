@@ -1,7 +1,8 @@
 """The trainer's command line.
 
 `python -m trainer run SPEC.json`, `python -m trainer evaluate SPEC.json`, `python -m trainer merge SPEC.json`,
-`python -m trainer probe SPEC.json` (a reward probe: trainer/probe.py) and
+`python -m trainer probe SPEC.json` (a reward probe: trainer/probe.py),
+`python -m trainer rescore SPEC.json` (stored answers scored with another reward: trainer/rescore.py) and
 `python -m trainer tiny-model build --out DIR --seed N`.
 
 stdout carries progress records only (one JSON line each); logs go to stderr, in the worker's format
@@ -27,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     evaluate_parser.add_argument("spec", help="path of the evaluation spec (JSON)")
     probe_parser = commands.add_parser("probe", help="sample and score a reward probe (a probe spec)")
     probe_parser.add_argument("spec", help="path of the probe spec (JSON)")
+    rescore_parser = commands.add_parser("rescore", help="score stored answers again with another reward")
+    rescore_parser.add_argument("spec", help="path of the re-scoring spec (JSON)")
     merge_parser = commands.add_parser("merge", help="merge a run's adapter into its base model (a merge spec)")
     merge_parser.add_argument("spec", help="path of the merge spec (JSON)")
     tiny = commands.add_parser("tiny-model", help="the project's own tiny model")
@@ -61,6 +64,11 @@ def _run_command(args: argparse.Namespace) -> int:
         from trainer.probe import probe_from_file
 
         return probe_from_file(args.spec)
+
+    if args.command == "rescore":
+        from trainer.rescore import rescore_from_file
+
+        return rescore_from_file(args.spec)
 
     if args.command == "merge":
         from trainer.merge import merge_from_file

@@ -9,6 +9,7 @@ from uuid import UUID, uuid4
 
 import pytest
 from litestar.testing import TestClient
+from probe_summaries import summary as probe_summary
 
 from app.auth.config import AuthConfig
 from app.auth.testing import TESTS, bearer_headers, ensure_member, sign_in_as
@@ -95,6 +96,16 @@ def _the_strangers_objects(verity: Verity, org_id: UUID) -> dict[str, str]:
     ids["probe_id"] = str(verity.create_probe(
         org_id, project, name="theirs", source={"kind": "math_pairs"},
         reward={"preset": "numeric", "metric": "numeric_accuracy"}, actor=TESTS, role="owner").id)
+    scored_probe = verity.create_probe(
+        org_id, project, name="theirs, scored", source={"kind": "math_pairs"},
+        reward={"preset": "numeric", "metric": "numeric_accuracy"}, actor=TESTS, role="owner").id
+    verity.record_probe_sampling(scored_probe)
+    verity.record_probe_scored(scored_probe, {**probe_summary(scored_probe, [True, False]), "answers_per_prompt": 8,
+                                              "answers": 16, "graded": 16,
+                                              "histogram": [14, 0, 0, 0, 0, 0, 0, 0, 0, 2]})
+    ids["rescoring_id"] = str(verity.create_rescoring(
+        org_id, source={"kind": "probe", "id": str(scored_probe)},
+        reward={"preset": "qa", "metric": "exact_match"}, actor=TESTS, role="owner").id)
     ids["line"] = "0"
     ids["prompt_index"] = "0"  # the run page's Prompts tab: an opened prompt
     try:
