@@ -56,6 +56,8 @@ def round_result(record: progress.RoundScored) -> RoundResult:
         passes=record.passes,
         failures_by_kind=record.failures_by_kind,
         sandbox_batches=record.sandbox_batches,
+        grading_seconds_median=record.grading_seconds_median,
+        grading_seconds_p95=record.grading_seconds_p95,
         prompts=record.prompts,
         # every answer of a round that taught nothing scored alike, so their mean is that score
         uniform_value=record.reward if record.round > 0 and not record.signal else None,

@@ -42,6 +42,8 @@ class Rounds(RunRows):
             "clipped": result.get("clipped"),
             "grad_norm": result.get("grad_norm"),
             **_health(result),
+            "grading_seconds_median": result.get("grading_seconds_median"),
+            "grading_seconds_p95": result.get("grading_seconds_p95"),
             "log_line": messages.round_log_line(result, total, e.data["best_round"]),
             "scored_at": e.time,
         }

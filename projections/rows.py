@@ -209,6 +209,9 @@ class RoundRow:
     failures_by_kind: dict[str, int] | None = None
     sandbox_batches: int | None = None
     sandbox_failed_batches: dict[str, int] | None = None
+    # grading seconds per answer over the round, median and 95th percentile (None before they were measured)
+    grading_seconds_median: float | None = None
+    grading_seconds_p95: float | None = None
 
 
 @dataclass(frozen=True)

@@ -85,6 +85,10 @@ class RoundScored:
     # reward, which runs no sandbox
     failures_by_kind: dict[str, int] | None = None
     sandbox_batches: dict[str, int] | None = None
+    # the reward's speed: grading seconds per graded answer, median and 95th percentile (trainer/scoring.py says how
+    # an answer's seconds are measured); None when no answer was graded
+    grading_seconds_median: float | None = None
+    grading_seconds_p95: float | None = None
     # each prompt of the round in a few numbers (trainer/prompt_summary.py), for the run page's Prompts tab
     prompts: dict[str, Any] | None = None
 

@@ -112,6 +112,8 @@ def round_record(round_number: int, rounds: int, scored: ScoredRound, update: Up
         failure_kinds=scored.failure_kinds,
         failures_by_kind=scored.failures_by_kind,
         sandbox_batches=scored.sandbox_batches,
+        grading_seconds_median=scored.grading_seconds_median,
+        grading_seconds_p95=scored.grading_seconds_p95,
         updated=update.updated,
         loss=update.loss,
         validation_reward=validation_reward,

@@ -17,7 +17,7 @@ from litestar.params import Body
 
 from app.runs.merging import ask_for_merge
 from app.runs.projects import choose_project
-from app.runs.prompts import PromptQuery, prompts_json
+from app.runs.prompts import PromptQuery, PromptsPage, prompts_json
 from app.runs.readiness import continue_when_ready, launch_when_ready
 from app.runs.schemas import CommandAnswer, RunOut
 from app.shell.console import Console, ConsoleController, ConsoleDep
@@ -134,9 +134,14 @@ class RunsApiController(ConsoleController):
         answers passing, whether its group taught anything) and its verdict (learned, still failing, always
         passing, flipping, never taught), and the share of sampling seconds and tokens spent on groups that taught
         nothing, per round and in all, with the advice that follows. Optional `verdict` keeps one verdict's
-        prompts; `sort` is drawn (default), mean, mean-desc, last or index."""
+        prompts; `sort` is drawn (default), mean, mean-desc, last or index. Paged: `limit` prompts (100 unless
+        asked, at most 500) from `offset` (0); `total` counts the prompts matched and `next` links the next page
+        (null on the last)."""
         run = _found(read_models.run(identity.organization_id, run_id))
-        return prompts_json(read_models, identity, run, PromptQuery.of(request.query_params))
+        params = request.query_params
+        return prompts_json(
+            read_models, identity, run, PromptQuery.of(params), PromptsPage.of(params), request.url.path
+        )
 
 
 def _when_ready(command: Callable[..., Written], request: Request, console: Console, run_id: UUID) -> Written:

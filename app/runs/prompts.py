@@ -23,6 +23,8 @@ from projections.prompt_reads import PromptDrawRow, PromptHistoryRow
 PROMPTS_SHOWN = 50  # a page of the list
 COST_ROUNDS_SHOWN = 10  # the newest rounds of the cost table until Show all
 ANSWERS_SHOWN = 10  # an opened prompt's newest draws whose answers are read, until Show all
+API_PAGE = 100  # prompts in a page of GET /api/runs/{id}/prompts unless `limit` says otherwise
+API_PAGE_MOST = 500
 SORTS = {
     "drawn": "Most drawn",
     "mean": "Lowest mean score",
@@ -159,17 +161,50 @@ def opened_prompt_context(read_models: Any, identity: Any, run: Any, storage: An
     }
 
 
-def prompts_json(read_models: Any, identity: Any, run: Any, query: PromptQuery) -> dict[str, Any]:
-    """`GET /api/runs/{id}/prompts`: every prompt (of a verdict, when asked) with its draws, and the dead cost."""
+@dataclass(frozen=True)
+class PromptsPage:
+    """A page of the API's prompts: `limit` prompts from the `offset`-th, in the list's order."""
+
+    offset: int = 0
+    limit: int = API_PAGE
+
+    @classmethod
+    def of(cls, params: Mapping[str, str]) -> PromptsPage:
+        """From the query string; a limit is held to 1..API_PAGE_MOST, and what is not a number is the default.
+
+        >>> PromptsPage.of({"offset": "100", "limit": "5000"}), PromptsPage.of({"offset": "-3", "limit": "0"})
+        (PromptsPage(offset=100, limit=500), PromptsPage(offset=0, limit=1))
+        """
+        offset, limit = params.get("offset", ""), params.get("limit", "")
+        return cls(
+            offset=int(offset) if offset.isdigit() else 0,
+            limit=min(max(int(limit), 1), API_PAGE_MOST) if limit.isdigit() else API_PAGE,
+        )
+
+
+def prompts_json(read_models: Any, identity: Any, run: Any, query: PromptQuery, page: PromptsPage,
+                 url: str) -> dict[str, Any]:
+    """`GET /api/runs/{id}/prompts`: a page of the prompts (of a verdict, when asked) with their draws, the total
+    and the next page's link (`url` is the path it is asked at), and the dead cost. Only the page's prompts have
+    their draws read: a run of 1,000 rounds x 64 prompts has 64,000."""
     org = identity.organization_id
     prompts = chosen_prompts(read_models.prompt_histories(org, run.id), query)
-    draws = read_models.prompt_draws(org, run.id)
+    shown = prompts[page.offset:page.offset + page.limit]
+    draws = {p.prompt_index: read_models.prompt_draws(org, run.id, p.prompt_index).get(p.prompt_index, [])
+             for p in shown}
     costs = read_models.prompt_costs(org, run.id)
     total = total_cost(costs)
+    after = page.offset + len(shown)
+    filters = {k: v for k, v in (("verdict", query.verdict), ("sort", query.sort)) if v != getattr(PromptQuery, k)}
+    next_page = urlencode({**filters, "offset": after, "limit": page.limit}) if after < len(prompts) else None
     return {
         "run_id": str(run.id),
         "passing": PASSING_WORDS,
         "verdicts": VERDICT_WORDS,
+        "total": len(prompts),
+        "offset": page.offset,
+        "limit": page.limit,
+        "next": f"{url}?{next_page}" if next_page else None,
         "prompts": [
             {
                 "index": p.prompt_index,
@@ -192,7 +227,7 @@ def prompts_json(read_models: Any, identity: Any, run: Any, query: PromptQuery) 
                     for d in draws.get(p.prompt_index, [])
                 ],
             }
-            for p in prompts
+            for p in shown
         ],
         "dead_cost": {
             **_cost_json(total),

@@ -55,6 +55,10 @@ class RoundResult:
     # kind of its first failure (None for a built-in reward, which runs no sandbox)
     failures_by_kind: dict[str, int] | None = None
     sandbox_batches: dict[str, int] | None = None
+    # the reward's speed: grading seconds per graded answer over the round, median and 95th percentile (None when
+    # no answer was graded, and for rounds recorded before they were measured)
+    grading_seconds_median: float | None = None
+    grading_seconds_p95: float | None = None
     # each prompt of the round (the run page's Prompts tab), as parallel lists in the round's order: "index" (in the
     # training prompts), "mean" score, "passed" answers (a score of at least 0.5), "taught" (its answers varied),
     # "tokens" of its answers, and "answers" per prompt; None for round 0 and for rounds recorded before it existed

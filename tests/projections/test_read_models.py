@@ -32,7 +32,8 @@ def test_a_run_as_the_console_reads_it_from_the_in_memory_read_models(owner, rou
     verity.record_preparing(run_id)
     verity.record_round_scored(run_id, round_result(0, 0.47))
     verity.record_round_scored(run_id, replace(round_result(1, 0.40), failures_by_kind={"timeout": 1},
-                                               sandbox_batches={"scored": 7, "timeout": 1}))
+                                               sandbox_batches={"scored": 7, "timeout": 1},
+                                               grading_seconds_median=0.0012, grading_seconds_p95=0.0305))
     written = verity.record_stopped(
         run_id, "metric_failures", "Custom metric m (v1) failed on 9 of 64 answers ..."
     )
@@ -62,8 +63,10 @@ def test_a_run_as_the_console_reads_it_from_the_in_memory_read_models(owner, rou
     assert (newest.failures_by_kind, newest.sandbox_batches, newest.sandbox_failed_batches) == (
         {"timeout": 1}, 8, {"timeout": 1}
     )
+    assert (newest.grading_seconds_median, newest.grading_seconds_p95) == (0.0012, 0.0305)
     starting = read_models.rounds(org_id, run_id)[1]
     assert (starting.failures_by_kind, starting.sandbox_batches, starting.sandbox_failed_batches) == (None, None, None)
+    assert (starting.grading_seconds_median, starting.grading_seconds_p95) == (None, None)
     totals = operations_totals(read_models.tables)
     assert totals.failures_by_kind == {"execution": 0, "result": 0, "timeout": 1, "memory": 0, "output": 0}
     assert totals.sandbox_batches == {"scored": 7, "execution": 0, "result": 0, "timeout": 1, "memory": 0, "output": 0}

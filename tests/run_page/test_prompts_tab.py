@@ -107,6 +107,23 @@ def test_the_api_gives_every_prompts_history_and_the_dead_cost_to_its_organizati
     assert refused.status_code == 404
 
 
+def test_the_api_gives_the_prompts_a_page_at_a_time_with_the_total_and_the_next_pages_link(
+    console: Console,
+) -> None:
+    run_id = console.trained_run()
+    headers = bearer_headers(console.verity, console.org_id)
+    first = console.client.get(f"/api/runs/{run_id}/prompts?sort=index&limit=4", headers=headers).json()
+    assert [p["index"] for p in first["prompts"]] == [0, 1, 2, 3]
+    assert (first["total"], first["offset"], first["limit"]) == (6, 0, 4)
+    assert first["next"] == f"/api/runs/{run_id}/prompts?sort=index&offset=4&limit=4"
+    assert [d["round"] for d in first["prompts"][3]["history"]] == [1, 2]  # a page's prompts keep their draws
+    last = console.client.get(first["next"], headers=headers).json()
+    assert [p["index"] for p in last["prompts"]] == [4, 5] and last["next"] is None and last["total"] == 6
+    assert last["dead_cost"] == first["dead_cost"]  # the cost is the whole run's on every page
+    past = console.client.get(f"/api/runs/{run_id}/prompts?offset=60", headers=headers).json()
+    assert past["prompts"] == [] and past["next"] is None and past["total"] == 6
+
+
 def test_a_live_runs_prompts_tab_polls_with_its_filters_and_stops_once_the_run_ends(console: Console) -> None:
     run_id = console.trained_run()  # its last round is scored: it is still training until its adapter is saved
     tab = console.client.get(f"/runs/{run_id}/prompts?sort=mean", headers=HTMX).text

@@ -104,13 +104,16 @@ def test_polling_stops_once_the_run_has_ended(browser_page, followed_run) -> Non
 def test_every_tooltip_and_tag_renders(browser_page, followed_run) -> None:
     page = browser_page
     tips = page.locator("#run-rounds thead .tip")
-    assert tips.count() == 7
+    assert tips.count() == 8
     for index in range(tips.count()):
         tip = tips.nth(index)
         tip.hover()
         shown = tip.evaluate("el => getComputedStyle(el, '::after').content")
         assert len(shown) > 20, tip.inner_text()  # the words, quoted
-    seconds = page.locator("#run-rounds tbody tr").first.locator(".tip")
+    grading = page.locator("#run-rounds tbody tr").first.locator("[data-cell=grading] .tip")
+    grading.hover()
+    assert "95th percentile" in grading.evaluate("el => getComputedStyle(el, '::after').content")
+    seconds = page.locator("#run-rounds tbody tr").first.locator("td").last.locator(".tip")
     seconds.hover()
     assert "sampling" in seconds.evaluate("el => getComputedStyle(el, '::after').content")
     for tile in page.locator("#run-metrics .tile .tip").all():
