@@ -52,7 +52,9 @@ RUN_ID = "run-1"  # make_spec's
 ROUNDS, KILLS, KILL_SEED = 8, 4, 6
 SETTINGS = {"prompts_per_round": 32, "validation_sample_size": 64}  # rounds of about 0.7 s on one core
 ONE_THREAD = {"MKL_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}  # bitwise-reproducible runs (see above)
-MACHINE_FIELDS = ("seconds", "peak_memory_bytes", "checkpoint_seconds", "checkpoint_sha256")  # not the run's
+# not the run's: the machine's timings and memory, and the checkpoint's checksum
+MACHINE_FIELDS = ("seconds", "peak_memory_bytes", "checkpoint_seconds", "checkpoint_sha256", "grading_seconds_median",
+                  "grading_seconds_p95")
 SEGMENT_TIMEOUT = 300  # seconds without a record: the trainer hangs
 # where a kill aims
 RIGHT_AFTER_A_RECORD, MID_ROUND, CHECKPOINT_WRITING = "right after a record", "mid-round", "the checkpoint's writing"
