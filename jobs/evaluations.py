@@ -18,9 +18,11 @@ from domain.evaluations.benchmarks import math_pairs_held_out_rows
 from domain.evaluations.evaluation import CANCELLED, QUEUED, Evaluation
 from jobs import retrying
 from jobs.context import JobContext
+from jobs.dispatch_routes import EVALUATION
 from jobs.run_storage import RunStorage, StorageUnreadable, run_storage
 from jobs.specs import SpecUnbuildable, _project_revision, _reward_spec, run_revision
 from jobs.supervisor import Child, Supervisor, timing_of
+from jobs.work_claims import Claim, claim
 from trainer.evaluate import EvaluationSpec
 from trainer.spec import ModelRef, Row, StartAdapter
 from verity.storage import open_storage as open_file_storage
@@ -93,6 +95,15 @@ def run_evaluation(ctx: JobContext, evaluation_id: UUID) -> None:
         return
     if evaluation.state != QUEUED:
         return
+    held = claim(ctx, evaluation_id, EVALUATION)  # the reconciler ends the evaluation in words if this worker dies
+    if held is None:
+        return
+    _score(ctx, evaluation, held)
+    held.release()  # not reached when it raised: the claim goes stale (jobs/work_claims.py)
+
+
+def _score(ctx: JobContext, evaluation: Evaluation, held: Claim) -> None:
+    verity, evaluation_id = ctx.verity, evaluation.id
     if not _apply(lambda: verity.record_evaluation_started(evaluation_id, EVALUATOR), evaluation_id):
         return
     try:
@@ -112,9 +123,10 @@ def run_evaluation(ctx: JobContext, evaluation_id: UUID) -> None:
         timing_of(ctx.config),
         kill_at=time.time() + EVALUATION_TIME_LIMIT_SECONDS,
         cancelled=lambda: verity.get_evaluation(None, evaluation_id).state == CANCELLED,
+        beat=held.beat,
         environment=storage.child_environment,  # its credentials reach the child only here, as a run's do
     ).run()
-    if outcome.finished or outcome.reason == "cancelled":
+    if outcome.finished or outcome.reason in ("cancelled", "lost"):  # lost: the reconciler already ended it
         return
     message = (
         WATCHDOG_STOPPED.format(hours=EVALUATION_TIME_LIMIT_SECONDS / 3600)

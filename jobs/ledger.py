@@ -9,6 +9,9 @@ them right now, so the reconciler can tell a live run from an orphan.
 A worker *claims* a run before it records Preparing (one row per run: the claim is the heartbeat row), beats
 every few seconds while it supervises the trainer, and deletes the row once the run's ending is recorded. A row
 whose beat is older than the stale limit belongs to a worker that died or lost its connection.
+
+Evaluations, reward probes and re-scorings are claimed in the same table, their row's `kind` naming which
+(jobs/work_claims.py); `leases()` lists the runs' rows only, `work_leases()` the others'.
 """
 
 from __future__ import annotations
@@ -25,10 +28,13 @@ from uuid import UUID
 from migrations import apply_migrations
 from verity.config import Settings
 
+RUN = "run"  # the kind of a run's row; the others are jobs/dispatch_routes.py's EVALUATION, PROBE and RESCORING
+
 
 @dataclass(frozen=True)
 class Lease:
-    """A run's row: on which queue it waits, and which worker holds it (None while it waits)."""
+    """A run's row: on which queue it waits, and which worker holds it (None while it waits). For an evaluation, a
+    probe or a re-scoring (`kind`), `run_id` is its id and `queue` its kind: only a worker that took it claims it."""
 
     run_id: UUID
     queue: str
@@ -38,6 +44,7 @@ class Lease:
     pid: int | None
     claimed_at: float | None
     beat_at: float | None
+    kind: str = RUN
 
     def is_stale(self, now: float, stale_after: float) -> bool:
         return self.worker_id is not None and (self.beat_at or 0.0) < now - stale_after
@@ -98,14 +105,17 @@ class Ledger:
             (str(run_id), queue, time.time()),
         )
 
-    def claim(self, run_id: UUID, queue: str, worker_id: str, pid: int, stale_after: float) -> bool:
-        """Take the run for this worker; False when another live worker holds it. Only a Queued run is claimed,
-        so a stale claim is one whose worker died before it started the run: it is taken over."""
+    def claim(
+        self, run_id: UUID, queue: str, worker_id: str, pid: int, stale_after: float, kind: str = RUN
+    ) -> bool:
+        """Take the run (or the work of `kind`) for this worker; False when another live worker holds it. Only a
+        Queued run is claimed, so a stale claim is one whose worker died before it started the run: it is taken
+        over."""
         now = time.time()
         host = socket.gethostname()
         self._execute(
-            "INSERT INTO job_runs (run_id, queue) VALUES (?, ?) ON CONFLICT (run_id) DO NOTHING",
-            (str(run_id), queue),
+            "INSERT INTO job_runs (run_id, queue, kind) VALUES (?, ?, ?) ON CONFLICT (run_id) DO NOTHING",
+            (str(run_id), queue, kind),
         )
         taken = self._execute(
             "UPDATE job_runs SET worker_id = ?, host = ?, pid = ?, claimed_at = ?, beat_at = ? "
@@ -136,7 +146,12 @@ class Ledger:
         return _lease(rows[0]) if rows else None
 
     def leases(self) -> list[Lease]:
-        return [_lease(row) for row in self._query(_LEASE_COLUMNS)]
+        """The runs' rows."""
+        return [_lease(row) for row in self._query(_LEASE_COLUMNS + " WHERE kind = ?", (RUN,))]
+
+    def work_leases(self) -> list[Lease]:
+        """The claims of evaluations, probes and re-scorings (jobs/work_claims.py)."""
+        return [_lease(row) for row in self._query(_LEASE_COLUMNS + " WHERE kind <> ?", (RUN,))]
 
     # --- workers -----------------------------------------------------------------------------------------------
     def worker_started(self, worker_id: str, queues: list[str], gpu: str, price_per_hour: float | None) -> None:
@@ -160,7 +175,7 @@ class Ledger:
         return [WorkerRow(r[0], r[1].split(","), r[2], r[3], r[4], r[5], r[6]) for r in rows]
 
 
-_LEASE_COLUMNS = "SELECT run_id, queue, enqueued_at, worker_id, host, pid, claimed_at, beat_at FROM job_runs"
+_LEASE_COLUMNS = "SELECT run_id, queue, enqueued_at, worker_id, host, pid, claimed_at, beat_at, kind FROM job_runs"
 
 
 def _lease(row: tuple) -> Lease:

@@ -27,9 +27,11 @@ from domain.rewards.verifiable import math_pairs_rows
 from domain.runs.run_settings import VALIDATION_SAMPLE
 from jobs import retrying
 from jobs.context import JobContext
+from jobs.dispatch_routes import PROBE
 from jobs.run_storage import RunStorage, StorageUnreadable, run_storage
 from jobs.specs import SpecUnbuildable, _reward_spec, run_revision
 from jobs.supervisor import Child, Supervisor, timing_of
+from jobs.work_claims import Claim, claim
 from trainer.probe import ProbeSpec
 from trainer.spec import ModelRef, Row, StartAdapter
 from verity.storage import open_storage as open_file_storage
@@ -106,6 +108,15 @@ def run_probe(ctx: JobContext, probe_id: UUID) -> None:
         return
     if probe.state != QUEUED:
         return
+    held = claim(ctx, probe_id, PROBE)  # the reconciler ends the probe in words if this worker dies
+    if held is None:
+        return
+    _sample_and_score(ctx, probe, held)
+    held.release()  # not reached when it raised: the claim goes stale (jobs/work_claims.py)
+
+
+def _sample_and_score(ctx: JobContext, probe: Probe, held: Claim) -> None:
+    verity, probe_id = ctx.verity, probe.id
     if not _apply(lambda: verity.record_probe_sampling(probe_id, PROBER), probe_id):
         return
     try:
@@ -126,10 +137,12 @@ def run_probe(ctx: JobContext, probe_id: UUID) -> None:
         timing_of(ctx.config),
         kill_at=time.time() + PROBE_TIME_LIMIT_SECONDS,
         cancelled=lambda: verity.get_probe(None, probe_id).state == CANCELLED,  # stops the child within a poll
+        beat=held.beat,
         environment=storage.child_environment,  # the organization's storage credentials reach the child only here
     ).run()
-    if outcome.finished or records.finished or outcome.reason == "cancelled":
-        return  # a line the child wrote after the cancel found the probe Cancelled and recorded nothing
+    if outcome.finished or records.finished or outcome.reason in ("cancelled", "lost"):
+        return  # a line the child wrote after the cancel found the probe Cancelled and recorded nothing; lost: the
+        # reconciler already ended it
     message = (
         WATCHDOG_STOPPED.format(hours=PROBE_TIME_LIMIT_SECONDS / 3600) if outcome.reason == "watchdog"
         else STOPPED_EARLY

@@ -23,6 +23,7 @@ from jobs.context import RECONCILER, JobContext
 from jobs.counters import RECONCILER_ACTIONS
 from jobs.kept_adapter import find_kept_adapter
 from jobs.ledger import Lease
+from jobs.orphan_work import reconcile_work
 from jobs.periodic import Periodic
 from jobs.recording import with_fresh_run
 from jobs.run_storage import run_storage
@@ -180,6 +181,7 @@ def reconcile(
             ended.append(lease.run_id)
     if send is not None and ctx.read_models is not None:
         ended += _unlisted_runs(ctx, known, send, sent_to)
+    reconcile_work(ctx, now, startup_of_embedded=startup_of_embedded)  # evaluations, probes, re-scorings
     return ended
 
 

@@ -22,9 +22,11 @@ from domain.probes.summary import answers_key as probe_answers_key
 from domain.rescorings.rescoring import QUEUED, Rescoring
 from jobs import retrying
 from jobs.context import JobContext
+from jobs.dispatch_routes import RESCORING
 from jobs.run_storage import RunStorage, StorageUnreadable, run_storage
 from jobs.specs import SpecUnbuildable, _reward_spec
 from jobs.supervisor import Child, Supervisor, timing_of
+from jobs.work_claims import Claim, claim
 from trainer.rescore import RescoreSpec, StoredAnswers
 
 log = logging.getLogger(__name__)
@@ -67,6 +69,15 @@ def run_rescoring(ctx: JobContext, rescoring_id: UUID) -> None:
         return
     if rescoring.state != QUEUED:
         return
+    held = claim(ctx, rescoring_id, RESCORING)  # the reconciler ends the re-scoring in words if this worker dies
+    if held is None:
+        return
+    _rescore(ctx, rescoring, held)
+    held.release()  # not reached when it raised: the claim goes stale (jobs/work_claims.py)
+
+
+def _rescore(ctx: JobContext, rescoring: Rescoring, held: Claim) -> None:
+    verity, rescoring_id = ctx.verity, rescoring.id
     if not _apply(lambda: verity.record_rescoring_scoring(rescoring_id, RESCORER), rescoring_id):
         return
     try:
@@ -83,9 +94,10 @@ def run_rescoring(ctx: JobContext, rescoring_id: UUID) -> None:
         timing_of(ctx.config),
         kill_at=time.time() + RESCORE_TIME_LIMIT_SECONDS,
         cancelled=lambda: False,
+        beat=held.beat,
         environment=storage.child_environment,  # the organization's storage credentials reach the child only here
     ).run()
-    if outcome.finished or records.finished:
+    if outcome.finished or records.finished or outcome.reason == "lost":  # lost: the reconciler already ended it
         return
     message = (
         WATCHDOG_STOPPED.format(hours=RESCORE_TIME_LIMIT_SECONDS / 3600) if outcome.reason == "watchdog"
