@@ -15,14 +15,14 @@ from domain.actors import Actor
 from domain.application import Verity
 from domain.errors import NotFound
 from domain.evaluations.benchmarks import math_pairs_held_out_rows
-from domain.evaluations.evaluation import CANCELLED, QUEUED, Evaluation
+from domain.evaluations.evaluation import CANCELLED, Evaluation
 from jobs import retrying
 from jobs.context import JobContext
 from jobs.dispatch_routes import EVALUATION
 from jobs.run_storage import RunStorage, StorageUnreadable, run_storage
 from jobs.specs import SpecUnbuildable, _project_revision, _reward_spec, run_revision
 from jobs.supervisor import Child, Supervisor, timing_of
-from jobs.work_claims import Claim, claim
+from jobs.work_claims import Claim, work_on_claimed
 from trainer.evaluate import EvaluationSpec
 from trainer.spec import ModelRef, Row, StartAdapter
 from verity.storage import open_storage as open_file_storage
@@ -88,18 +88,7 @@ def _apply(command: Callable[[], object], evaluation_id: UUID) -> bool:
 def run_evaluation(ctx: JobContext, evaluation_id: UUID) -> None:
     """Score the evaluation if it is still Queued (a message delivered twice finds it started, and does nothing);
     every outcome is recorded on it."""
-    verity = ctx.verity
-    try:
-        evaluation = verity.get_evaluation(None, evaluation_id)
-    except NotFound:
-        return
-    if evaluation.state != QUEUED:
-        return
-    held = claim(ctx, evaluation_id, EVALUATION)  # the reconciler ends the evaluation in words if this worker dies
-    if held is None:
-        return
-    _score(ctx, evaluation, held)
-    held.release()  # not reached when it raised: the claim goes stale (jobs/work_claims.py)
+    work_on_claimed(ctx, evaluation_id, EVALUATION, lambda work_id: ctx.verity.get_evaluation(None, work_id), _score)
 
 
 def _score(ctx: JobContext, evaluation: Evaluation, held: Claim) -> None:

@@ -21,7 +21,7 @@ from domain.actors import Actor
 from domain.application import Verity
 from domain.datasets.upload import RL_REFUSES_IMAGES
 from domain.errors import NotFound
-from domain.probes.probe import CANCELLED, QUEUED, Probe
+from domain.probes.probe import CANCELLED, Probe
 from domain.rewards.config import SYNTHETIC_PROMPTS_DEFAULT
 from domain.rewards.verifiable import math_pairs_rows
 from domain.runs.run_settings import VALIDATION_SAMPLE
@@ -31,7 +31,7 @@ from jobs.dispatch_routes import PROBE
 from jobs.run_storage import RunStorage, StorageUnreadable, run_storage
 from jobs.specs import SpecUnbuildable, _reward_spec, run_revision
 from jobs.supervisor import Child, Supervisor, timing_of
-from jobs.work_claims import Claim, claim
+from jobs.work_claims import Claim, work_on_claimed
 from trainer.probe import ProbeSpec
 from trainer.spec import ModelRef, Row, StartAdapter
 from verity.storage import open_storage as open_file_storage
@@ -101,18 +101,7 @@ def _apply(command: Callable[[], object], probe_id: UUID) -> bool:
 def run_probe(ctx: JobContext, probe_id: UUID) -> None:
     """Sample and score the probe if it is still Queued (a message delivered twice finds it sampling, and does
     nothing); every outcome is recorded on it."""
-    verity = ctx.verity
-    try:
-        probe = verity.get_probe(None, probe_id)
-    except NotFound:
-        return
-    if probe.state != QUEUED:
-        return
-    held = claim(ctx, probe_id, PROBE)  # the reconciler ends the probe in words if this worker dies
-    if held is None:
-        return
-    _sample_and_score(ctx, probe, held)
-    held.release()  # not reached when it raised: the claim goes stale (jobs/work_claims.py)
+    work_on_claimed(ctx, probe_id, PROBE, lambda work_id: ctx.verity.get_probe(None, work_id), _sample_and_score)
 
 
 def _sample_and_score(ctx: JobContext, probe: Probe, held: Claim) -> None:

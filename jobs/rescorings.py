@@ -17,16 +17,15 @@ from uuid import UUID
 
 from domain.actors import Actor
 from domain.application import Verity
-from domain.errors import NotFound
 from domain.probes.summary import answers_key as probe_answers_key
-from domain.rescorings.rescoring import QUEUED, Rescoring
+from domain.rescorings.rescoring import Rescoring
 from jobs import retrying
 from jobs.context import JobContext
 from jobs.dispatch_routes import RESCORING
 from jobs.run_storage import RunStorage, StorageUnreadable, run_storage
 from jobs.specs import SpecUnbuildable, _reward_spec
 from jobs.supervisor import Child, Supervisor, timing_of
-from jobs.work_claims import Claim, claim
+from jobs.work_claims import Claim, work_on_claimed
 from trainer.rescore import RescoreSpec, StoredAnswers
 
 log = logging.getLogger(__name__)
@@ -62,18 +61,7 @@ def _apply(command: Callable[[], object], rescoring_id: UUID) -> bool:
 def run_rescoring(ctx: JobContext, rescoring_id: UUID) -> None:
     """Score it if it is still Queued (a message delivered twice finds it scoring, and does nothing); every outcome
     is recorded on it."""
-    verity = ctx.verity
-    try:
-        rescoring = verity.get_rescoring(None, rescoring_id)
-    except NotFound:
-        return
-    if rescoring.state != QUEUED:
-        return
-    held = claim(ctx, rescoring_id, RESCORING)  # the reconciler ends the re-scoring in words if this worker dies
-    if held is None:
-        return
-    _rescore(ctx, rescoring, held)
-    held.release()  # not reached when it raised: the claim goes stale (jobs/work_claims.py)
+    work_on_claimed(ctx, rescoring_id, RESCORING, lambda work_id: ctx.verity.get_rescoring(None, work_id), _rescore)
 
 
 def _rescore(ctx: JobContext, rescoring: Rescoring, held: Claim) -> None:

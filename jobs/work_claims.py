@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 from uuid import UUID
 
+from domain.errors import NotFound
 from jobs.context import JobContext
 
 log = logging.getLogger(__name__)
+Work = TypeVar("Work")
 
 
 @dataclass(frozen=True)
@@ -41,3 +45,20 @@ def claim(ctx: JobContext, work_id: UUID, kind: str) -> Claim | None:
         log.info("the %s %s is held by another worker", kind, work_id)
         return None
     return Claim(ctx, work_id)
+
+
+def work_on_claimed(ctx: JobContext, work_id: UUID, kind: str, load: Callable[[UUID], Work],
+                    work: Callable[[JobContext, Work, Claim], Any]) -> None:
+    """`work` on the object if it is still Queued (a message delivered twice finds it started, and does nothing) and
+    this worker could claim it; the claim is released once the work returns."""
+    try:
+        found = load(work_id)
+    except NotFound:
+        return
+    if getattr(found, "state", None) != "queued":
+        return
+    held = claim(ctx, work_id, kind)  # the reconciler ends the work in words if this worker dies
+    if held is None:
+        return
+    work(ctx, found, held)
+    held.release()  # not reached when it raised: the claim goes stale
