@@ -23,7 +23,7 @@ from domain.rewards.batch_failures import BatchScored, MetricFailures, fail_whol
 from domain.rewards.breakdown import breakdown
 from domain.rewards.config import NOT_A_REWARD
 from domain.rewards.types import AnswerScore, Grader
-from trainer.progress import write_json_line
+from trainer.progress import attempted, write_json_line
 from trainer.spec import ModelRef, RewardSpec, Row, RunSpec, StartAdapter, Storage
 from trainer.tokenizing import answer_text, prompt_ids
 
@@ -99,14 +99,8 @@ Emit = Callable[[dict[str, Any]], None]
 def evaluate(spec: EvaluationSpec, emit: Emit) -> bool:
     """Answer, score, write the results; every outcome is also a progress record. Returns whether it succeeded."""
     emit({"type": "evaluation_started", "examples": len(spec.rows)})
-    try:
-        outcome = _evaluate(spec)
-    except EvaluationFailed as failure:
-        emit({"type": "failed", "message": str(failure)})
-        return False
-    except Exception as error:  # the message names no prompt or answer; the log has the details
-        log.exception("the evaluation failed")
-        emit({"type": "failed", "message": f"{type(error).__name__}: evaluation stopped; inspect logs"})
+    outcome = attempted(lambda: _evaluate(spec), EvaluationFailed, "evaluation", emit)
+    if outcome is None:
         return False
     location = _write_results(spec, outcome.results)
     emit({"type": "evaluation_completed", "score": outcome.score, "breakdown": outcome.breakdown,

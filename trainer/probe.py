@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from domain.rewards.config import NOT_A_REWARD
-from trainer.progress import write_json_line
+from trainer.progress import attempted, write_json_line
 from trainer.score_rules import nearest_rank
 from trainer.spec import ModelRef, RewardSpec, Row, RunSpec, StartAdapter, Storage
 
@@ -85,14 +85,8 @@ class ProbeFailed(RuntimeError):
 def probe(spec: ProbeSpec, emit=write_json_line) -> bool:
     """Sample, score, write the answers; every outcome is also a progress record. Returns whether it succeeded."""
     emit({"type": "probe_started", "prompts": spec.prompts})
-    try:
-        summary = _probe(spec)
-    except ProbeFailed as failure:
-        emit({"type": "failed", "message": str(failure)})
-        return False
-    except Exception as error:  # the message names no prompt or answer; the log has the details
-        log.exception("the probe failed")
-        emit({"type": "failed", "message": f"{type(error).__name__}: probe stopped; inspect logs"})
+    summary = attempted(lambda: _probe(spec), ProbeFailed, "probe", emit)
+    if summary is None:
         return False
     emit({"type": "probe_scored", "summary": summary})
     return True

@@ -19,6 +19,7 @@ Every record has a `type`. In the order a run writes them:
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -222,3 +223,18 @@ class JsonLinesEmitter:
 
     def __call__(self, record: ProgressRecord) -> None:
         write_json_line(record_to_dict(record), self.stream)
+
+
+def attempted(work: Callable[[], Any], refused: type[Exception], what: str,
+              emit: Callable[[dict[str, Any]], None]) -> Any:
+    """What `work()` returns, or None once a `failed` record is written: a `refused` failure in its own words,
+    anything else by its type alone (the message names no prompt or answer; the log has the details). The one
+    ending of an evaluation, a probe and a re-scoring that went wrong."""
+    try:
+        return work()
+    except refused as failure:
+        emit({"type": "failed", "message": str(failure)})
+    except Exception as error:
+        logging.getLogger(__name__).exception("the %s failed", what)
+        emit({"type": "failed", "message": f"{type(error).__name__}: {what} stopped; inspect logs"})
+    return None

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trainer.progress import write_json_line
+from trainer.progress import attempted, write_json_line
 from trainer.score_rules import reward_of
 from trainer.spec import RewardSpec, Storage
 
@@ -93,14 +93,8 @@ def as_float32(value: float) -> float:
 def rescore(spec: RescoreSpec, emit=write_json_line) -> bool:
     """Read, score, write the answers; every outcome is also a progress record. Returns whether it succeeded."""
     emit({"type": "rescoring_started", "files": len(spec.files)})
-    try:
-        summary = _rescore(spec)
-    except RescoreFailed as failure:
-        emit({"type": "failed", "message": str(failure)})
-        return False
-    except Exception as error:  # the message names no answer; the log has the details
-        log.exception("the re-scoring failed")
-        emit({"type": "failed", "message": f"{type(error).__name__}: re-scoring stopped; inspect logs"})
+    summary = attempted(lambda: _rescore(spec), RescoreFailed, "re-scoring", emit)
+    if summary is None:
         return False
     emit({"type": "rescoring_scored", "summary": summary})
     return True
