@@ -80,7 +80,13 @@ def test_one_command_starts_the_layout_which_trains_a_run_into_s3_and_stops_whol
         except AssertionError as never:
             raise AssertionError(f"{never}\n{log.read_text(errors='replace')[-3000:]}") from None
         assert readiness["checks"] == {"event_store": "ok", "read_models": "ok", "projections": "ok", "broker": "ok"}
-        workers = {ready(f"http://127.0.0.1:{health_port + n}/readyz", deadline)["worker"] for n in range(2)}
+        # The workers start once the console answers (verity/production_try.py), so they get their own time to be
+        # ready: on a loaded machine the console's start alone can take most of the first 90 s
+        deadline = time.monotonic() + 90
+        try:
+            workers = {ready(f"http://127.0.0.1:{health_port + n}/readyz", deadline)["worker"] for n in range(2)}
+        except AssertionError as never:
+            raise AssertionError(f"{never}\n{log.read_text(errors='replace')[-3000:]}") from None
         assert len(workers) == 2
 
         the_layout = {**env, "VERITY_DATABASE_URL": database_url, "VERITY_BROKER_URL": redis_url}
