@@ -31,6 +31,7 @@ from trainer.model_loading import Policy
 from trainer.sampling import is_out_of_memory
 from trainer.scoring import ScoredRound
 from trainer.spec import LossType, RunSpec
+from trainer.training_mode import set_training
 
 
 class UpdateOutOfMemory(RuntimeError):
@@ -74,7 +75,7 @@ def update_policy(spec: RunSpec, policy: Policy, optimizer, train_prompts: list[
     first_loss, entropy_sum, entropy_tokens = 0.0, 0.0, 0.0
     clipped, later_tokens, norms = 0.0, 0.0, []
     trained = [p for p in policy.model.parameters() if p.requires_grad]
-    policy.model.train()
+    set_training(policy.model, True)
     for epoch in range(spec.epochs):
         optimizer.zero_grad(set_to_none=True)
         for number, indices in enumerate(batches):

@@ -14,10 +14,11 @@ from typing import Any, Literal, Protocol
 import torch
 
 from trainer.kv_cache import CACHE_FIELD
-from trainer.merged_adapter import adapter_merged, is_quantized, merges_exactly
+from trainer.merged_adapter import MergedAdapter, is_quantized, merges_exactly
 from trainer.prompt_cache import prompt_batch, read_prompts, select_rows
 from trainer.sampling_errors import SamplingInterrupted, SamplingOutOfMemory
 from trainer.static_decode import StaticDecoder, rows_that_fit
+from trainer.training_mode import set_training
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +109,7 @@ class TransformersBackend:
         self.max_sequences_per_batch = max_sequences_per_batch
         self.generator = torch.Generator(device=device).manual_seed(seed)
         self.merges = merges_exactly(model)
+        self.merged_adapter = MergedAdapter(model) if self.merges else None
         self.decode = decode or default_decode(model, device)
         self.static = StaticDecoder(model, graphs=self.decode == "graphs")
 
@@ -124,10 +126,11 @@ class TransformersBackend:
         prompts = [list(p) for p in prompts]
         answers: list[SampledAnswer] = []
         was_training = self.model.training
-        self.model.eval()
+        set_training(self.model, False)
         try:
             per_batch = max(1, self._rows_per_batch(prompts, max_answer_tokens) // answers_per_prompt)
-            with adapter_merged(self.model) if self.merges else nullcontext():
+            merged = self.merges and self.merged_adapter is not None
+            with self.merged_adapter.merged() if merged else nullcontext():  # type: ignore[union-attr]
                 for start in range(0, len(prompts), per_batch):
                     chunk = prompts[start : start + per_batch]
                     with torch.inference_mode():
@@ -139,7 +142,7 @@ class TransformersBackend:
             raise
         finally:
             self.static.release()
-            self.model.train(was_training)
+            set_training(self.model, was_training)
         return [answers[i : i + answers_per_prompt] for i in range(0, len(answers), answers_per_prompt)]
 
     def _rows_per_batch(self, prompts: list[list[int]], max_answer_tokens: int) -> int:

@@ -81,3 +81,31 @@ def test_the_adapter_stays_unmerged_on_a_head_tied_to_the_input_embedding(traine
     assert base.get_output_embeddings().weight is base.get_input_embeddings().weight  # the tiny model ties them
     head = get_peft_model(base, LoraConfig(r=4, target_modules=["lm_head"], task_type="CAUSAL_LM"))
     assert not merges_exactly(head)  # merging would change the input embedding too
+
+
+def test_while_merged_the_base_layers_stand_in_the_lora_layers_places_and_go_back_after(trained):
+    from peft.tuners.lora import LoraLayer
+
+    from trainer.merged_adapter import MergedAdapter
+
+    model = trained[1]
+    tree = dict(model.named_modules())
+    merged = MergedAdapter(model)
+    assert len(merged.places) == sum(isinstance(m, LoraLayer) for m in tree.values()) > 0
+    with merged.merged():
+        inside = dict(model.named_modules())
+        assert not any(isinstance(m, LoraLayer) for m in inside.values())
+        lora = {name: layer for name, layer in tree.items() if isinstance(layer, LoraLayer)}
+        assert all(inside[name] is layer.get_base_layer() for name, layer in lora.items())
+    assert dict(model.named_modules()) == tree
+    assert all(not layer.merged for layer in tree.values() if isinstance(layer, LoraLayer))
+
+
+def test_set_training_switches_every_module_as_train_does(trained):
+    from trainer.training_mode import set_training
+
+    model = trained[1]
+    set_training(model, False)
+    assert not any(m.training for m in model.modules())
+    set_training(model, True)
+    assert all(m.training for m in model.modules())
