@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from trainer.kv_cache import CACHE_FIELD
+from trainer.packed_answers import pack_answers, packed_logprobs_and_entropy, packs_answers
 from trainer.prompt_cache import PromptBatch, prompt_batch, read_prompts, select_rows
 from trainer.spec import LossType
 
@@ -250,6 +251,11 @@ def shared_prompt_logprobs_and_entropy(model, batch: SharedPromptBatch) -> tuple
     prompt instead of 8 × 37: the gradient is the same.
     """
     read = read_prompts(model, batch.prompts)
+    if packs_answers(model):  # the answers side by side on their prompt's row (trainer/packed_answers.py)
+        lengths = batch.answer_mask.sum(dim=1).tolist()
+        packed = pack_answers(batch.answer_ids.cpu(), lengths, batch.answer_prompt.tolist(),
+                              batch.prompts.rest_ids.shape[0], read.next_logits.shape[-1], pad_id=0)
+        return packed_logprobs_and_entropy(model, read, packed)
     cache = read.cache
     select_rows(cache, batch.answer_prompt)  # [prompts, ...] → [answers, ...]
     prompt_mask = read.attention_mask[batch.answer_prompt]  # [answers, cache_width]
