@@ -17,6 +17,7 @@ from typing import NamedTuple
 import torch
 
 from trainer.failures import RoundInterrupted
+from trainer.fused_lora import lora_fused
 from trainer.grpo import (
     build_shared_prompt_batch,
     clipped_tokens,
@@ -71,11 +72,25 @@ def update_policy(spec: RunSpec, policy: Policy, optimizer, train_prompts: list[
     kept = kept_answers(scored, learn_from, advantages, spec.loss_type, spec.max_answer_tokens)
     prompts = [train_prompts[i] for i in scored.indices]
     batches = micro_batches([len(prompts[k.prompt]) + len(k.token_ids) for k in kept], spec.micro_batch_size)
+    trained = [p for p in policy.model.parameters() if p.requires_grad]
+    set_training(policy.model, True)
+    with lora_fused(policy.model):  # each LoRA layer one fused product (trainer/fused_lora.py)
+        first_loss, entropy_sum, entropy_tokens, clipped, later_tokens, norms = _passes(
+            spec, policy, optimizer, prompts, kept, batches, trained, should_stop)
+    return UpdateResult(
+        updated=True, signal=signal, loss=first_loss, token_entropy=entropy_sum / max(entropy_tokens, 1.0),
+        clipped=clipped / later_tokens if later_tokens else None, grad_norm=sum(norms) / len(norms),
+        passes=spec.epochs,
+    )
+
+
+def _passes(spec: RunSpec, policy: Policy, optimizer, prompts: list[list[int]], kept: list[KeptAnswer],
+            batches: list[list[int]], trained: list[torch.nn.Parameter], should_stop: Callable[[], bool]):
+    """`spec.epochs` passes over the micro batches, each one optimizer step. → the first pass's loss, entropy sum
+    and answer tokens, the later passes' clipped and answer tokens, each pass's gradient norm before clipping."""
     sampled: list[torch.Tensor] = []  # each micro batch's log-probabilities in the first pass: the old policy's
     first_loss, entropy_sum, entropy_tokens = 0.0, 0.0, 0.0
     clipped, later_tokens, norms = 0.0, 0.0, []
-    trained = [p for p in policy.model.parameters() if p.requires_grad]
-    set_training(policy.model, True)
     for epoch in range(spec.epochs):
         optimizer.zero_grad(set_to_none=True)
         for number, indices in enumerate(batches):
@@ -95,11 +110,7 @@ def update_policy(spec: RunSpec, policy: Policy, optimizer, train_prompts: list[
         norms.append(float(torch.nn.utils.clip_grad_norm_(trained, spec.max_grad_norm or float("inf"))))
         optimizer.step()
     optimizer.zero_grad(set_to_none=True)
-    return UpdateResult(
-        updated=True, signal=signal, loss=first_loss, token_entropy=entropy_sum / max(entropy_tokens, 1.0),
-        clipped=clipped / later_tokens if later_tokens else None, grad_norm=sum(norms) / len(norms),
-        passes=spec.epochs,
-    )
+    return first_loss, entropy_sum, entropy_tokens, clipped, later_tokens, norms
 
 
 def kept_answers(scored: ScoredRound, learn_from: torch.Tensor, advantages: torch.Tensor, loss_type: LossType,

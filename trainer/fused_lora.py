@@ -1,0 +1,95 @@
+"""The update's LoRA layers as one fused product each: `addmm(x·Wᵀ, x·Aᵀ, Bᵀ, alpha=scaling)`.
+
+peft's LoRA linear layer computes `base(x) + lora_B(lora_A(dropout(x))) * scaling`: besides the two small products,
+a multiplication by the scaling and an addition, each a pass over the layer's whole output, forward and backward,
+and four module calls. `addmm` folds the scaling and the addition into the second product. The parameters are
+the same objects (the optimizer and the gradients see no difference) and the numbers the same to float rounding
+(tests/trainer/test_sampling_and_scoring.py compares the update's log-probabilities and gradient with peft's).
+
+Only a plain layer is fused: one active adapter, no dropout, no DoRA or other variant, no LoRA bias, no fan-in-
+fan-out weights, one dtype throughout; any other keeps peft's forward. For the duration of `lora_fused`, the fused
+modules stand in the LoRA layers' places in the module tree, as trainer/merged_adapter.py's base layers do while
+sampling.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+import torch.nn.functional as F
+
+_found: weakref.WeakKeyDictionary[torch.nn.Module, FusedLora] = weakref.WeakKeyDictionary()
+
+
+@contextmanager
+def lora_fused(model: torch.nn.Module) -> Iterator[None]:
+    """The model's plain LoRA layers fused for the duration (the layers found on the first call)."""
+    fused = _found.get(model)
+    if fused is None:
+        fused = _found[model] = FusedLora(model)
+    with fused.fused():
+        yield
+
+
+class FusedLoraLinear(torch.nn.Module):
+    """A plain peft LoRA linear layer's forward in two products (the parameters are the LoRA layer's own)."""
+
+    def __init__(self, layer, adapter: str) -> None:
+        super().__init__()
+        base = layer.get_base_layer()
+        self.weight, self.bias = base.weight, base.bias
+        self.lora_a, self.lora_b = layer.lora_A[adapter].weight, layer.lora_B[adapter].weight
+        self.scaling = float(layer.scaling[adapter])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows = x.reshape(-1, x.shape[-1])  # [tokens, in]
+        out = torch.addmm(F.linear(rows, self.weight, self.bias), F.linear(rows, self.lora_a), self.lora_b.t(),
+                          alpha=self.scaling)  # [tokens, out]
+        return out.view(*x.shape[:-1], out.shape[-1])
+
+
+class FusedLora:
+    """The model's plain LoRA layers (found once) and their fused stand-ins."""
+
+    def __init__(self, model) -> None:
+        from peft.tuners.lora import LoraLayer
+
+        self.places = [  # (parent module, attribute name, fused stand-in)
+            (model.get_submodule(name.rpartition(".")[0]), name.rpartition(".")[2], fused)
+            for name, module in model.named_modules() if isinstance(module, LoraLayer)
+            if (fused := _fused(module)) is not None
+        ]
+
+    @contextmanager
+    def fused(self) -> Iterator[None]:
+        layers = [parent._modules[name] for parent, name, _ in self.places]
+        for parent, name, fused in self.places:
+            parent._modules[name] = fused
+        try:
+            yield
+        finally:
+            for (parent, name, _), layer in zip(self.places, layers, strict=True):
+                parent._modules[name] = layer
+
+
+def _fused(layer) -> FusedLoraLinear | None:
+    """The layer's fused stand-in, or None where peft's forward must stay (see the module's docstring)."""
+    from peft.tuners.lora.layer import Linear
+
+    if type(layer) is not Linear or layer.fan_in_fan_out or layer.merged or layer.disable_adapters:
+        return None
+    adapters = [a for a in layer.active_adapters if a in layer.lora_A]
+    if len(adapters) != 1:
+        return None
+    adapter = adapters[0]
+    if (adapter in layer.lora_variant or layer.lora_bias[adapter]
+            or not isinstance(layer.lora_dropout[adapter], torch.nn.Identity)):
+        return None
+    base = layer.get_base_layer()
+    dtypes = {base.weight.dtype, layer.lora_A[adapter].weight.dtype, layer.lora_B[adapter].weight.dtype}
+    if type(base) is not torch.nn.Linear or len(dtypes) != 1:
+        return None
+    return FusedLoraLinear(layer, adapter)
