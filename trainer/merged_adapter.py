@@ -96,8 +96,8 @@ def adapter_merged(model) -> Iterator[None]:
 
 
 def _merge(layer) -> None:
-    """peft's `layer.merge()`: W += (B·A)·scaling for each active adapter, computed as peft computes it; a plain
-    float32 LoRA linear layer without peft's per-call checks and casts (peft's own merge for anything else: DoRA and
+    """peft's `layer.merge()`: W += scaling·(B·A) for each active adapter; a plain float32 LoRA linear layer in
+    one fused product, without peft's per-call checks and casts (peft's own merge for anything else: DoRA and
     the other variants, a LoRA bias, fan-in-fan-out weights, half precision)."""
     from peft.tuners.lora.layer import Linear
 
@@ -110,7 +110,7 @@ def _merge(layer) -> None:
                 or weight.dtype != torch.float32 or layer.lora_A[adapter].weight.dtype != torch.float32):
             layer.merge(adapter_names=[adapter])
             continue
-        weight.data += (layer.lora_B[adapter].weight @ layer.lora_A[adapter].weight) * layer.scaling[adapter]
+        weight.data.addmm_(layer.lora_B[adapter].weight, layer.lora_A[adapter].weight, alpha=layer.scaling[adapter])
         layer.merged_adapters.append(adapter)
 
 

@@ -55,31 +55,34 @@ def pack_answers(answer_ids: torch.Tensor, lengths: list[int], answer_prompt: li
     [[6, 0], [7, 9], [8, 3]]
     """
     answers, answer_width = answer_ids.shape
+    tokens = answer_ids.tolist()
     rows: list[list[int]] = [[] for _ in range(prompts)]
     for answer, row in enumerate(answer_prompt):
         rows[row].append(answer)
     width = max(1, max(sum(lengths[a] for a in row) for row in rows))
-    ids = torch.full((prompts, width), pad_id, dtype=torch.long)
-    segment = torch.full((prompts, width), -1, dtype=torch.long)
-    offset = torch.zeros((prompts, width), dtype=torch.long)
-    target = torch.zeros((prompts, width), dtype=torch.long)
+    # built as lists and made tensors once: a tensor write per answer costs more than the packing itself
+    ids = [[pad_id] * width for _ in range(prompts)]
+    segment = [[-1] * width for _ in range(prompts)]
+    offset = [[0] * width for _ in range(prompts)]
+    target = [[0] * width for _ in range(prompts)]
     padding = prompts * width + answers  # the zero after the first tokens' log-probabilities
-    source = torch.full((answers, answer_width), padding, dtype=torch.long)
+    source = [[padding] * answer_width for _ in range(answers)]
     for row, members in enumerate(rows):
         start = 0
         for answer in members:
             length = lengths[answer]
-            tokens = answer_ids[answer, :length]
-            ids[row, start : start + length] = tokens
-            segment[row, start : start + length] = answer
-            offset[row, start : start + length] = torch.arange(length)
-            target[row, start : start + length - 1] = tokens[1:]
-            source[answer, 0] = prompts * width + answer
+            own = tokens[answer][:length]
+            ids[row][start : start + length] = own
+            segment[row][start : start + length] = [answer] * length
+            offset[row][start : start + length] = range(length)
+            target[row][start : start + length - 1] = own[1:]
+            source[answer][0] = prompts * width + answer
             # token i (i ≥ 1) is predicted at the position of token i - 1
-            source[answer, 1:length] = row * width + start + torch.arange(length - 1)
+            source[answer][1:length] = range(row * width + start, row * width + start + length - 1)
             start += length
-    first_token = torch.tensor(answer_prompt, dtype=torch.long) * vocab + answer_ids[:, 0]
-    return PackedAnswers(ids, segment, offset, target, source, first_token)
+    first_token = [row * vocab + tokens[answer][0] for answer, row in enumerate(answer_prompt)]
+    return PackedAnswers(*(torch.tensor(t, dtype=torch.long) for t in (ids, segment, offset, target, source,
+                                                                     first_token)))
 
 
 def packed_logprobs_and_entropy(model, read: PromptsRead, packed: PackedAnswers) -> tuple[torch.Tensor, torch.Tensor]:
