@@ -77,6 +77,12 @@ class FusedLora:
 
 def _fused(layer) -> FusedLoraLinear | None:
     """The layer's fused stand-in, or None where peft's forward must stay (see the module's docstring)."""
+    adapter = plain_adapter(layer)
+    return None if adapter is None else FusedLoraLinear(layer, adapter)
+
+
+def plain_adapter(layer) -> str | None:
+    """The one active adapter of a plain peft LoRA linear layer (see the module's docstring), or None."""
     from peft.tuners.lora.layer import Linear
 
     if type(layer) is not Linear or layer.fan_in_fan_out or layer.merged or layer.disable_adapters:
@@ -92,4 +98,4 @@ def _fused(layer) -> FusedLoraLinear | None:
     dtypes = {base.weight.dtype, layer.lora_A[adapter].weight.dtype, layer.lora_B[adapter].weight.dtype}
     if type(base) is not torch.nn.Linear or len(dtypes) != 1:
         return None
-    return FusedLoraLinear(layer, adapter)
+    return adapter

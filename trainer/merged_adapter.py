@@ -9,7 +9,11 @@ merged layers are copied before merging and copied back after unmerging: they ar
 exactly what training must see again. The copy costs the size of those base weights (for an adapter on every
 linear layer, about the model's size less its embeddings) while sampling.
 
-Where the copy lives. On the CPU, in memory beside the weights. On a GPU, in pinned CPU memory, not on the GPU:
+Where the copy lives. On the CPU, a plain layer (trainer/fused_lora.py's `plain_adapter`) is merged into a weight
+of its own beside the base's, W + s·B·A written in one product, and that layer stands in the LoRA layer's place
+while sampling: the base weights are never written, so there is nothing to copy back (the merged weights stay
+allocated for the run: the size of the adapted base weights, which the copy took while sampling). Other CPU layers
+are copied in memory beside the weights. On a GPU, in pinned CPU memory, not on the GPU:
 a copy there would double the base's GPU memory while sampling, and subtraction would drift (above). The copy
 goes out and comes back over PCIe (about 1 GB each way for a 0.5B model in bf16: tens of milliseconds against
 seconds of sampling), and torch's pinned-memory allocator keeps the buffers for the next call. In bf16 the merged
@@ -28,6 +32,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import torch
+import torch.nn.functional as F
+
+from trainer.fused_lora import plain_adapter
 
 
 def merges_exactly(model) -> bool:
@@ -62,20 +69,25 @@ class MergedAdapter:
             (model.get_submodule(name.rpartition(".")[0]), name.rpartition(".")[2], module)
             for name, module in model.named_modules() if isinstance(module, LoraLayer)
         ]
+        self.beside = {id(layer): MergedLinear(layer, adapter) for _, _, layer in self.places  # CPU plain layers
+                       if layer.get_base_layer().weight.device.type == "cpu"
+                       and (adapter := plain_adapter(layer)) is not None}
 
     @contextmanager
     def merged(self) -> Iterator[None]:
-        """The adapter merged into the base weights for the duration, the base weights exactly as before after it:
-        copied back rather than unmerged by subtraction (see the module's docstring), which also spares computing
-        every layer's update a second time."""
-        layers = [layer for _, _, layer in self.places]
+        """The adapter merged for the duration, the base weights exactly as before after it: a CPU plain layer's
+        merged beside them, any other's into them and copied back rather than unmerged by subtraction (see the
+        module's docstring), which also spares computing every layer's update a second time."""
+        layers = [layer for _, _, layer in self.places if id(layer) not in self.beside]
         weights = [layer.get_base_layer().weight for layer in layers]
         with torch.no_grad():
             saved = [_saved_copy(w) for w in weights]
             for layer in layers:
                 _merge(layer)
+            for stand_in in self.beside.values():
+                stand_in.merge()
         for parent, name, layer in self.places:
-            parent._modules[name] = layer.get_base_layer()
+            parent._modules[name] = self.beside.get(id(layer)) or layer.get_base_layer()
         try:
             yield
         finally:
@@ -86,6 +98,26 @@ class MergedAdapter:
                     weight.copy_(copy, non_blocking=True)
             for layer in layers:  # what peft's unmerge leaves: no adapter merged
                 layer.merged_adapters.clear()
+
+
+class MergedLinear(torch.nn.Module):
+    """A plain LoRA linear layer merged into a weight of its own: W + s·B·A beside the base weight W."""
+
+    weight: torch.Tensor
+
+    def __init__(self, layer, adapter: str) -> None:
+        super().__init__()
+        base = layer.get_base_layer()
+        self.base_weight, self.bias = base.weight, base.bias
+        self.lora_a, self.lora_b = layer.lora_A[adapter].weight, layer.lora_B[adapter].weight
+        self.scaling = float(layer.scaling[adapter])
+        self.register_buffer("weight", torch.empty_like(base.weight, requires_grad=False), persistent=False)
+
+    def merge(self) -> None:
+        torch.addmm(self.base_weight, self.lora_b, self.lora_a, alpha=self.scaling, out=self.weight)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.linear(x, self.weight, self.bias)
 
 
 @contextmanager

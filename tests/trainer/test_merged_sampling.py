@@ -86,7 +86,7 @@ def test_the_adapter_stays_unmerged_on_a_head_tied_to_the_input_embedding(traine
 def test_while_merged_the_base_layers_stand_in_the_lora_layers_places_and_go_back_after(trained):
     from peft.tuners.lora import LoraLayer
 
-    from trainer.merged_adapter import MergedAdapter
+    from trainer.merged_adapter import MergedAdapter, MergedLinear
 
     model = trained[1]
     tree = dict(model.named_modules())
@@ -96,7 +96,12 @@ def test_while_merged_the_base_layers_stand_in_the_lora_layers_places_and_go_bac
         inside = dict(model.named_modules())
         assert not any(isinstance(m, LoraLayer) for m in inside.values())
         lora = {name: layer for name, layer in tree.items() if isinstance(layer, LoraLayer)}
-        assert all(inside[name] is layer.get_base_layer() for name, layer in lora.items())
+        # on the CPU each plain layer is merged beside its base weight; any other into it
+        assert all(isinstance(inside[name], MergedLinear) for name in lora)
+        for name, layer in lora.items():
+            x = torch.randn(3, layer.get_base_layer().in_features)
+            assert torch.allclose(inside[name](x), layer.get_base_layer()(x) + layer.lora_B["default"](
+                layer.lora_A["default"](x)) * layer.scaling["default"], atol=1e-5)
     assert dict(model.named_modules()) == tree
     assert all(not layer.merged for layer in tree.values() if isinstance(layer, LoraLayer))
 
