@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
+from uuid import UUID
 
 from domain.runs.run_settings import RunSettings
 from domain.storage_keys import storage_key
@@ -53,6 +55,36 @@ def feed_data(value: Any) -> Any:
     return jsonable(value)
 
 
+def _encodable(value: Any) -> Any:
+    """What the encoder cannot write itself, as `feed_data` writes it; anything else it refuses, as json does."""
+    if isinstance(value, RunSettings):
+        return feed_data(value)
+    if isinstance(value, UUID):
+        return str(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+_ENCODER = json.JSONEncoder(default=_encodable)  # json.dumps's settings, and the few types the events hold
+# Where the encoder's text may differ from `json.dumps(feed_data(...))`: a `location` key, which the feed writes as a
+# storage key, and keys that were not text (True, None, NaN: the encoder writes them as JSON does, the walk as str()).
+_WALK_NEEDED = ('"location": ', '"true": ', '"false": ', '"null": ', '"NaN": ', 'Infinity": ')
+
+
+def feed_json(data: dict[str, Any]) -> str:
+    """`json.dumps(feed_data(data))`, written by the encoder straight from the event's data when the walk would
+    change nothing (nearly always: a round's data has no location and text keys only), which saves the walk."""
+    try:
+        text = _ENCODER.encode(data)
+    except (TypeError, ValueError, RecursionError):  # the walk and json.dumps say what is wrong, as before
+        return json.dumps(feed_data(data))
+    for mark in _WALK_NEEDED:
+        if mark in text:
+            return json.dumps(feed_data(data))
+    return text
+
+
 def _location(value: Any) -> Any:
     value = jsonable(value)
     return storage_key(value) if isinstance(value, str) else locations_as_keys(value)
@@ -89,6 +121,6 @@ class Feed(Projection):
                 "aggregate_id": event.aggregate_key,
                 "aggregate_version": event.version,
                 "actor_json": _actor_json(tuple(actor.items())) if _all_text(actor) else json.dumps(actor),
-                "data_json": json.dumps(feed_data(data)),
+                "data_json": feed_json(data),
             },
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from operator import itemgetter
 from typing import Any
 
@@ -36,16 +37,25 @@ class PageBuffer:
         row = self._held(table, key)[1]
         return dict(row) if row is not None else None
 
+    def peek(self, table: str, key: Row) -> Row | None:
+        """The row itself, not a copy, for a caller that only reads it (a page reads the directory several times
+        per event)."""
+        return self._held(table, key)[1]
+
+    # The rows held are the buffer's own (`get` hands out copies, `upsert` keeps one), so they change in place.
     def upsert(self, table: str, row: Row) -> None:
         rows, slot = self._rows[table], _KEY_OF[table](row)
         held = rows.get(slot)
-        rows[slot] = {**held, **row} if held else dict(row)
+        if held:
+            held.update(row)
+        else:
+            rows[slot] = dict(row)
         self._dirty[(table, slot)] = None
 
     def update(self, table: str, key: Row, values: Row) -> None:
         slot, row = self._held(table, key)
         if row is not None:
-            self._rows[table][slot] = {**row, **values}
+            row.update(values)
             self._dirty[(table, slot)] = None
 
     def flush(self) -> None:
@@ -55,6 +65,13 @@ class PageBuffer:
             row = self._rows[table][slot]
             if row is not None:
                 groups.setdefault((table, tuple(row)), []).append(row)
-        for (table, _), rows in groups.items():
-            self.inner.upsert_many(table, rows)
+        batch = getattr(self.inner, "batch", None)  # the SQL tables send a page's groups together
+        with batch() if batch is not None else nullcontext():
+            for (table, _), rows in groups.items():
+                self.inner.upsert_many(table, rows)
         self._dirty.clear()
+
+
+def peek(tx: Any, table: str, key: Row) -> Row | None:
+    """A row to read and not change: a page buffer's own row (no copy), or the table's."""
+    return tx.peek(table, key) if type(tx) is PageBuffer else tx.get(table, key)

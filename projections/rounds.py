@@ -77,5 +77,5 @@ class Samples(RunRows):
             "round_number": number,
             "org_id": place["org_id"],
             "written_at": e.time,
-            "path": f"runs/{e.aggregate_id}/rollouts/round-{number:03d}.jsonl",
+            "path": f"runs/{e.aggregate_key}/rollouts/round-{number:03d}.jsonl",
         }

@@ -9,6 +9,7 @@ from typing import Any
 
 from domain.runs.run import status_line
 from projections.base import Event, Handler, Projection
+from projections.page_buffer import peek
 from projections.run_settings import run_reward_label
 from projections.tables import Tx
 
@@ -18,14 +19,14 @@ class RunStates(Projection):
     table is named after it, and each writes its own row when a run is saved or edited."""
 
     def _state(self, tx: Tx, e: Event, state: str, **values: Any) -> None:
-        row = tx.get(self.name, {"id": e.aggregate_key})
+        row = peek(tx, self.name, {"id": e.aggregate_key})  # read only: the changes go through `update`
         if row is None:
             return
-        row.update(values)
-        row["state"] = state
-        row["status_line"] = status_line(state, row["rounds_scored"], row["rounds_total"])
-        row["updated_at"] = e.time
-        tx.update(self.name, {"id": row["id"]}, row)  # the whole row: its id is set to itself
+        changes = {**values, "state": state}
+        scored = changes.get("rounds_scored", row["rounds_scored"])
+        changes["status_line"] = status_line(state, scored, changes.get("rounds_total", row["rounds_total"]))
+        changes["updated_at"] = e.time
+        tx.update(self.name, {"id": row["id"]}, changes)
 
     def _saved(self, tx: Tx, e: Event) -> None:
         raise NotImplementedError
