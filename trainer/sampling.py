@@ -175,40 +175,61 @@ class TransformersBackend:
 
     def _decode(self, prompts: list[list[int]], copies: int, max_answer_tokens: int, greedy: bool, should_stop):
         """→ the generated token ids of `copies` answers to each prompt (grouped by prompt), each ending with an
-        end token or at the longest length. Each prompt is read once; its KV cache is copied per answer."""
+        end token or at the longest length. Each prompt is read once; its KV cache is copied per answer. An answer
+        that ended stays in the batch, fed padding, until a quarter of the batch has ended; then those rows are
+        dropped together: one copy of the cache instead of one at every step where some answer ends (at 128 answers
+        of the tiny model, the copies were a fifth of a sampling call on a CPU). The next tokens are drawn for the
+        live answers alone, in order, so the draws are those of a batch of live answers only."""
         read = read_prompts(self.model, prompt_batch(prompts, self.pad_id).to(self.device))
-        cache = read.cache
         copy_of = torch.arange(len(prompts), device=self.device).repeat_interleave(copies)  # [rows]
+        width = read.attention_mask.shape[1]
+        cache = read.cache
         if copies > 1:
             select_rows(cache, copy_of)
         logits = read.next_logits[copy_of]  # [rows, vocab]
-        attention_mask = read.attention_mask[copy_of]  # [rows, cache_width]
+        attention_mask = read.attention_mask.new_zeros(len(copy_of), width + max_answer_tokens)
+        attention_mask[:, :width] = read.attention_mask[copy_of]  # [rows, cache columns]
         next_position = read.next_position[copy_of]  # [rows]
-        rows = torch.arange(len(copy_of), device=self.device)  # which answer each live row is
-        generated: list[list[int]] = [[] for _ in rows.tolist()]
+        answer_of = torch.arange(len(copy_of), device=self.device)  # which answer each row of the batch is
+        live = torch.ones(len(copy_of), dtype=torch.bool, device=self.device)  # [rows]: still answering
+        ended_rows = 0  # rows of the batch whose answer has ended
+        generated: list[list[int]] = [[] for _ in range(len(copy_of))]
         end_ids = torch.tensor(sorted(self.end_ids), device=self.device)
         for step in range(max_answer_tokens):
             if should_stop():
                 raise SamplingInterrupted("the time limit came while sampling")
+            live_rows = live.nonzero().squeeze(1) if ended_rows else None  # None: every row
+            live_logits = logits if live_rows is None else logits[live_rows]  # [live, vocab]
             if greedy:
-                tokens = logits.argmax(dim=-1)  # [rows]
+                tokens = live_logits.argmax(dim=-1)  # [live]
             else:  # temperature 1, every token
-                probabilities = torch.softmax(logits.float(), dim=-1)
+                probabilities = torch.softmax(live_logits.float(), dim=-1)
                 tokens = torch.multinomial(probabilities, 1, generator=self.generator).squeeze(1)
-            for row, token in zip(rows.tolist(), tokens.tolist(), strict=True):
-                generated[row].append(token)
-            ended = torch.isin(tokens, end_ids)  # [rows]
+            answers = answer_of if live_rows is None else answer_of[live_rows]
+            for answer, token in zip(answers.tolist(), tokens.tolist(), strict=True):
+                generated[answer].append(token)
+            ended = torch.isin(tokens, end_ids)  # [live]
             if step == max_answer_tokens - 1 or bool(ended.all()):
                 break
-            if bool(ended.any()):  # drop ended answers from the batch and the cache
-                live = (~ended).nonzero().squeeze(1)
-                select_rows(cache, live)
-                tokens, rows = tokens[live], rows[live]
-                attention_mask, next_position = attention_mask[live], next_position[live]
-            attention_mask = torch.cat([attention_mask, attention_mask.new_ones(len(rows), 1)], dim=1)
+            batch_tokens = tokens if live_rows is None else torch.full_like(live, self.pad_id, dtype=torch.long)
+            if live_rows is not None:
+                batch_tokens[live_rows] = tokens
+            newly_ended = int(ended.sum())
+            if newly_ended:
+                if live_rows is None:
+                    live &= ~ended
+                else:
+                    live[live_rows] = ~ended
+                ended_rows += newly_ended
+            if ended_rows * 4 >= len(live):  # drop the ended rows from the batch and the cache
+                keep = live.nonzero().squeeze(1)
+                select_rows(cache, keep)
+                batch_tokens, attention_mask = batch_tokens[keep], attention_mask[keep]
+                next_position, answer_of, live, ended_rows = next_position[keep], answer_of[keep], live[keep], 0
+            attention_mask[:, width + step] = 1
             output = self.model(
-                input_ids=tokens.unsqueeze(1),
-                attention_mask=attention_mask,
+                input_ids=batch_tokens.unsqueeze(1),
+                attention_mask=attention_mask[:, : width + step + 1],
                 position_ids=next_position.unsqueeze(1),
                 **{CACHE_FIELD: cache},
                 use_cache=True,
