@@ -27,6 +27,7 @@ import torch
 
 from trainer.checkpoint_files import checkpoint_key
 from trainer.failures import RunFailed
+from trainer.resume_point import resume_point
 from trainer.round import RoundSetup
 from trainer.run_state import RunState, adapter_snapshot
 from trainer.schedule import as_tuples
@@ -51,12 +52,14 @@ class CheckpointWritten:
 
 
 def write_checkpoint(setup: RoundSetup, state: RunState, round_number: int, storage: RunStorage,
-                     clock: Callable[[], float] = time.perf_counter) -> CheckpointWritten:
+                     clock: Callable[[], float] = time.perf_counter,
+                     point: dict[str, Any] | None = None) -> CheckpointWritten:
     """Write round `round_number`'s checkpoint and delete the one of two rounds before (the previous round's stays
-    until this one's record is out)."""
+    until this one's record is out). `point`: the generators and schedule as the round left them before it sampled
+    the next round with its validation (trainer/resume_point.py); as they are now where None."""
     started = clock()
     buffer = io.BytesIO()
-    torch.save(_payload(setup, state, round_number), buffer)
+    torch.save(_payload(setup, state, round_number, point), buffer)
     data = buffer.getvalue()
     key = checkpoint_key(setup.spec.run_id, round_number)
     storage.put_bytes(key, data)
@@ -82,19 +85,13 @@ def resume_from_checkpoint(setup: RoundSetup, state: RunState, storage: RunStora
     _restore(setup, state, payload)
 
 
-def _payload(setup: RoundSetup, state: RunState, round_number: int) -> dict[str, Any]:
+def _payload(setup: RoundSetup, state: RunState, round_number: int, point: dict[str, Any] | None) -> dict[str, Any]:
     return {
         "format": FORMAT_VERSION,
         "round": round_number,
         "adapter": adapter_snapshot(setup.policy),
         "optimizer": setup.optimizer.state_dict(),
-        "random": {
-            "torch": torch.get_rng_state(),
-            "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
-            "python": random.getstate(),
-            "backend": setup.backend.random_state(),
-        },
-        "schedule": setup.schedule.position(),
+        **(point if point is not None else resume_point(setup.backend, setup.schedule)),  # random, schedule
         "run_state": state.to_checkpoint(),
     }
 

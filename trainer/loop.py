@@ -26,7 +26,7 @@ from trainer.model_loading import PolicyUnloadable, StartAdapterMismatch, load_p
 from trainer.progress import Emit, Failed, JsonLinesEmitter, PhaseSeconds, Prepared, RoundScored
 from trainer.reward import build_reward, try_reward_on_reference
 from trainer.rollouts import write_rollouts
-from trainer.round import Clock, RoundSetup, play_round, validate
+from trainer.round import Clock, NextRound, RoundSetup, play_round, validate_and_sample_next
 from trainer.run_state import RunState
 from trainer.sampling import SamplingInterrupted
 from trainer.schedule import PromptSchedule, validation_sample
@@ -82,19 +82,31 @@ def run(
 def _run(spec: RunSpec, emit: Emit, grader: Grader, clock: Clock, backend_factory: BackendFactory) -> bool:
     setup, end = _prepare(spec, emit, grader, clock, backend_factory)
     state = RunState()
+    ahead: NextRound | None = None  # the next round's answers, sampled with the last validation
     if spec.resume is not None:  # round 0 and the rounds up to the checkpoint's are recorded already
         resume_from_checkpoint(setup, state, end.storage, spec.resume)
         last_seconds, first_round = PhaseSeconds(), spec.resume.round + 1
     else:
-        last_seconds, first_round = PhaseSeconds(validation=_round_zero(setup, end, state)), 1
+        zero_seconds, ahead = _round_zero(setup, end, state)
+        last_seconds, first_round = PhaseSeconds(validation=zero_seconds), 1
     for round_number in range(first_round, spec.rounds + 1):
         if not may_start_round(round_number, clock(), spec.deadline, state.slowest_round_seconds):
             return stop(end, state, "time_limit", None, None)
         round_started = clock()
         if setup.policy.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(setup.policy.device)
+
+        def next_round_starts(following: int = round_number + 1, started: float = round_started) -> bool:
+            """Whether the next round will start, as the check above will find (its answers are then sampled with
+            this round's validation)."""
+            slowest = max(state.slowest_round_seconds, clock() - started)
+            return following <= spec.rounds and may_start_round(following, clock(), spec.deadline, slowest)
+
         try:
-            record, scored = play_round(setup, round_number, spec.rounds, state)
+            record, scored, ahead, point = play_round(
+                setup, round_number, spec.rounds, state, ahead, next_round_starts,
+                replay=spec.resume is not None and round_number == first_round,
+            )
         except ROUND_CUT_SHORT as cause:
             return end_round_cut_short(end, state, cause)
         state.slowest_round_seconds = max(state.slowest_round_seconds, clock() - round_started)
@@ -102,7 +114,7 @@ def _run(spec: RunSpec, emit: Emit, grader: Grader, clock: Clock, backend_factor
         last_seconds = record.seconds
         write_rollouts(spec, end.storage, round_number, scored)
         if not spec.trial:  # a trial's one round is never resumed
-            written = write_checkpoint(setup, state, round_number, end.storage)
+            written = write_checkpoint(setup, state, round_number, end.storage, point=point)
             record = replace(record, checkpoint_sha256=written.sha256, checkpoint_seconds=written.seconds)
         emit(record)
         log.info(record.log_line())
@@ -148,17 +160,16 @@ def _prepare(spec: RunSpec, emit: Emit, grader: Grader, clock: Clock,
     return setup, Ending(spec, emit, storage, policy, formatting, preparation_seconds)
 
 
-def _round_zero(setup: RoundSetup, end: Ending, state: RunState) -> float:
-    """The starting adapter on the validation sample. → its seconds.
+def _round_zero(setup: RoundSetup, end: Ending, state: RunState) -> tuple[float, NextRound | None]:
+    """The starting adapter on the validation sample, with round 1's answers (round 1 always starts). → its
+    seconds, and round 1's answers.
 
     Any failure here fails the run, a metric that fails too often included: nothing is kept before round 0 is
     scored, so there is no adapter to stop with.
     """
-    spec, policy, clock = setup.spec, setup.policy, setup.clock
+    spec, policy = setup.spec, setup.policy
     try:
-        t0 = clock()
-        validated = validate(setup)
-        validation_seconds = clock() - t0
+        validated, ahead, validation_seconds = validate_and_sample_next(setup)
     except (RoundInterrupted, SamplingInterrupted):
         raise RunFailed(messages.TIME_LIMIT_BEFORE_ROUND_0) from None
     too_many = too_many_metric_failures(spec, setup.grader, validated, 0)
@@ -174,7 +185,7 @@ def _round_zero(setup: RoundSetup, end: Ending, state: RunState) -> float:
             token_entropy=None, peak_memory_bytes=peak_memory_bytes(policy.device),
         )
     )
-    return validation_seconds
+    return validation_seconds, ahead
 
 
 def _check_rows_fit(kind: str, prompts: list[list[int]], spec: RunSpec) -> None:

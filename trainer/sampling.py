@@ -6,8 +6,8 @@ The vLLM backend lives in trainer/vllm_backend.py, the only module that imports 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -125,17 +125,42 @@ class TransformersBackend:
     def sample(self, prompts, answers_per_prompt, max_answer_tokens, greedy, should_stop):
         prompts = [list(p) for p in prompts]
         answers: list[SampledAnswer] = []
+        with self._sampling():
+            per_batch = max(1, self._rows_per_batch(prompts, max_answer_tokens) // answers_per_prompt)
+            for start in range(0, len(prompts), per_batch):
+                chunk = prompts[start : start + per_batch]
+                generated = self._generate(chunk, answers_per_prompt, max_answer_tokens, greedy, should_stop)
+                answers.extend(split_answer(g, self.end_ids, max_answer_tokens) for g in generated)
+        return [answers[i : i + answers_per_prompt] for i in range(0, len(answers), answers_per_prompt)]
+
+    def sample_with_greedy(self, prompts, answers_per_prompt, greedy_prompts, max_answer_tokens, should_stop):
+        """`sample(prompts, ..., greedy=False)` and `sample(greedy_prompts, 1, ..., greedy=True)` in one decode where
+        the dynamic loop has them fit one batch (a round's answers and the validation sample: the validation's
+        prompts are read, and its steps taken, with the round's). The draws are those `sample` makes for `prompts`
+        alone: the likeliest answers draw nothing. → (sampled [prompts][answers], greedy [greedy_prompts][1])"""
+        prompts, greedy_prompts = [list(p) for p in prompts], [list(p) for p in greedy_prompts]
+        rows = len(prompts) * answers_per_prompt + len(greedy_prompts)
+        if self.decode != "dynamic" or rows > self._rows_per_batch(prompts + greedy_prompts, max_answer_tokens):
+            greedy = self.sample(greedy_prompts, 1, max_answer_tokens, True, should_stop)
+            return self.sample(prompts, answers_per_prompt, max_answer_tokens, False, should_stop), greedy
+        with self._sampling():
+            generated = self._decode(prompts, answers_per_prompt, max_answer_tokens, False, should_stop,
+                                     greedy_prompts=greedy_prompts)
+        answers = [split_answer(g, self.end_ids, max_answer_tokens) for g in generated]
+        greedy, sampled = answers[: len(greedy_prompts)], answers[len(greedy_prompts) :]
+        return ([sampled[i : i + answers_per_prompt] for i in range(0, len(sampled), answers_per_prompt)],
+                [[answer] for answer in greedy])
+
+    @contextmanager
+    def _sampling(self) -> Iterator[None]:
+        """The model in evaluation mode, the adapter merged where that is exact, no autograd; a model out of memory
+        raises SamplingOutOfMemory."""
         was_training = self.model.training
         set_training(self.model, False)
         try:
-            per_batch = max(1, self._rows_per_batch(prompts, max_answer_tokens) // answers_per_prompt)
             merged = self.merges and self.merged_adapter is not None
-            with self.merged_adapter.merged() if merged else nullcontext():  # type: ignore[union-attr]
-                for start in range(0, len(prompts), per_batch):
-                    chunk = prompts[start : start + per_batch]
-                    with torch.inference_mode():
-                        generated = self._generate(chunk, answers_per_prompt, max_answer_tokens, greedy, should_stop)
-                    answers.extend(split_answer(g, self.end_ids, max_answer_tokens) for g in generated)
+            with self.merged_adapter.merged() if merged else nullcontext(), torch.inference_mode():  # type: ignore[union-attr]
+                yield
         except (RuntimeError, MemoryError) as error:
             if is_out_of_memory(error):
                 raise SamplingOutOfMemory(str(error)) from error
@@ -143,7 +168,6 @@ class TransformersBackend:
         finally:
             self.static.release()
             set_training(self.model, was_training)
-        return [answers[i : i + answers_per_prompt] for i in range(0, len(answers), answers_per_prompt)]
 
     def _rows_per_batch(self, prompts: list[list[int]], max_answer_tokens: int) -> int:
         """The answers decoded together: as set, else as many as the free GPU memory holds, else CPU_ROWS_PER_BATCH."""
@@ -173,15 +197,22 @@ class TransformersBackend:
             self.decode = "dynamic"
             return self._decode(prompts, copies, max_answer_tokens, greedy, should_stop)
 
-    def _decode(self, prompts: list[list[int]], copies: int, max_answer_tokens: int, greedy: bool, should_stop):
+    def _decode(self, prompts: list[list[int]], copies: int, max_answer_tokens: int, greedy: bool, should_stop,
+                greedy_prompts: Sequence[list[int]] = ()):
         """→ the generated token ids of `copies` answers to each prompt (grouped by prompt), each ending with an
         end token or at the longest length. Each prompt is read once; its KV cache is copied per answer. An answer
         that ended stays in the batch, fed padding, until a quarter of the batch has ended; then those rows are
         dropped together: one copy of the cache instead of one at every step where some answer ends (at 128 answers
         of the tiny model, the copies were a fifth of a sampling call on a CPU). The next tokens are drawn for the
-        live answers alone, in order, so the draws are those of a batch of live answers only."""
-        read = read_prompts(self.model, prompt_batch(prompts, self.pad_id).to(self.device))
-        copy_of = torch.arange(len(prompts), device=self.device).repeat_interleave(copies)  # [rows]
+        live answers alone, in order, so the draws are those of a batch of live answers only.
+
+        `greedy_prompts` come first, one likeliest answer each, in the same batch: → their answers, then the rest.
+        """
+        read = read_prompts(self.model, prompt_batch([*greedy_prompts, *prompts], self.pad_id).to(self.device))
+        likeliest = len(greedy_prompts)
+        copy_of = torch.cat([torch.arange(likeliest, device=self.device),  # [rows]
+                             likeliest + torch.arange(len(prompts), device=self.device).repeat_interleave(copies)])
+        likeliest = len(copy_of) if greedy else likeliest  # rows [0, likeliest) take the likeliest token
         width = read.attention_mask.shape[1]
         cache = read.cache
         if copies > 1:
@@ -200,11 +231,8 @@ class TransformersBackend:
                 raise SamplingInterrupted("the time limit came while sampling")
             live_rows = live.nonzero().squeeze(1) if ended_rows else None  # None: every row
             live_logits = logits if live_rows is None else logits[live_rows]  # [live, vocab]
-            if greedy:
-                tokens = live_logits.argmax(dim=-1)  # [live]
-            else:  # temperature 1, every token
-                probabilities = torch.softmax(live_logits.float(), dim=-1)
-                tokens = torch.multinomial(probabilities, 1, generator=self.generator).squeeze(1)
+            tokens = self._next_tokens(live_logits, likeliest if live_rows is None
+                                       else int((live_rows < likeliest).sum()))  # [live]
             answers = answer_of if live_rows is None else answer_of[live_rows]
             for answer, token in zip(answers.tolist(), tokens.tolist(), strict=True):
                 generated[answer].append(token)
@@ -223,6 +251,7 @@ class TransformersBackend:
                 ended_rows += newly_ended
             if ended_rows * 4 >= len(live):  # drop the ended rows from the batch and the cache
                 keep = live.nonzero().squeeze(1)
+                likeliest = int((keep < likeliest).sum())  # the likeliest-token rows stay first
                 select_rows(cache, keep)
                 batch_tokens, attention_mask = batch_tokens[keep], attention_mask[keep]
                 next_position, answer_of, live, ended_rows = next_position[keep], answer_of[keep], live[keep], 0
@@ -238,6 +267,15 @@ class TransformersBackend:
             logits = output.logits[:, -1, :]
             next_position = next_position + 1
         return generated
+
+    def _next_tokens(self, logits: torch.Tensor, likeliest: int) -> torch.Tensor:
+        """The likeliest token of the first `likeliest` rows, a token drawn at temperature 1 (every token) for the
+        others. logits [rows, vocab] → [rows]"""
+        tokens = [logits[:likeliest].argmax(dim=-1)] if likeliest else []
+        if likeliest < len(logits):
+            probabilities = torch.softmax(logits[likeliest:].float(), dim=-1)
+            tokens.append(torch.multinomial(probabilities, 1, generator=self.generator).squeeze(1))
+        return tokens[0] if len(tokens) == 1 else torch.cat(tokens)
 
 
 def default_decode(model, device: torch.device) -> DecodeMode:

@@ -199,22 +199,31 @@ def test_the_first_row_that_does_not_fit_the_training_window_is_named(run_spec, 
 
 
 def out_of_memory_on(phase: str, at_round: int):
-    """A backend whose GPU runs out of memory in round `at_round`, while sampling or while updating."""
+    """A backend whose GPU runs out of memory from round `at_round` on, while sampling or while updating. Sampling:
+    round N's answers are drawn with round N-1's validation (sample_with_greedy), and where that runs out of memory,
+    by round N itself (sample), which runs out of memory too."""
 
     def factory(spec, policy):
         backend = make_backend(spec, policy)
         calls = {"train": 0}
         if phase == "sampling":
-            real_sample = backend.sample
+            real_sample, real_together = backend.sample, backend.sample_with_greedy
 
-            def sample(prompts, answers_per_prompt, *args):
+            def out_of_memory_from_round(answers_per_prompt: int) -> None:
                 if answers_per_prompt > 1:
                     calls["train"] += 1
-                    if calls["train"] == at_round:
+                    if calls["train"] >= at_round:
                         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+            def sample(prompts, answers_per_prompt, *args):
+                out_of_memory_from_round(answers_per_prompt)
                 return real_sample(prompts, answers_per_prompt, *args)
 
-            backend.sample = sample
+            def sample_with_greedy(prompts, answers_per_prompt, *args):
+                out_of_memory_from_round(answers_per_prompt)
+                return real_together(prompts, answers_per_prompt, *args)
+
+            backend.sample, backend.sample_with_greedy = sample, sample_with_greedy
         else:
             real_adapter_changed = backend.adapter_changed
 
