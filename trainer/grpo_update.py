@@ -72,7 +72,7 @@ def update_policy(spec: RunSpec, policy: Policy, optimizer, train_prompts: list[
     kept = kept_answers(scored, learn_from, advantages, spec.loss_type, spec.max_answer_tokens)
     prompts = [train_prompts[i] for i in scored.indices]
     batches = micro_batches([len(prompts[k.prompt]) + len(k.token_ids) for k in kept], spec.micro_batch_size)
-    trained = [p for p in policy.model.parameters() if p.requires_grad]
+    trained = [p for group in optimizer.param_groups for p in group["params"]]  # what the run trains
     set_training(policy.model, True)
     with lora_fused(policy.model):  # each LoRA layer one fused product (trainer/fused_lora.py)
         first_loss, entropy_sum, entropy_tokens, clipped, later_tokens, norms = _passes(

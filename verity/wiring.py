@@ -17,10 +17,12 @@ SETUP = Actor("system", "setup", "Setup")
 DEFAULT_ORGANIZATION = "Default"
 DEMO_PROJECT = "Demo"
 # The tiny model learns Math Pairs in a few minutes on a CPU with these numbers (shared/notes/tiny-model-grpo.md);
-# the product's defaults (64 prompts x 8 answers of 512 tokens at 5e-6) are meant for real models on a GPU.
+# the product's defaults (64 prompts x 8 answers of 512 tokens at 5e-6) are meant for real models on a GPU. The
+# micro batch is the largest the settings allow: the tiny model's 128 answers fit a CPU's memory twice over, and the
+# loss is a weighted sum over micro batches, so it changes the update's speed and never its result.
 DEMO_RUN_DEFAULTS = {
     "rl": {"rounds": 40, "prompts_per_round": 16, "answers_per_prompt": 8, "max_answer_tokens": 16},
-    "advanced": {"learning_rate": 0.0005, "training_window": 256, "micro_batch_size": 32},
+    "advanced": {"learning_rate": 0.0005, "training_window": 256, "micro_batch_size": 64},
 }
 
 
