@@ -17,8 +17,9 @@ Where they differ in what they compute:
 - with Epochs above 1, ours keeps the sampling policy's log-probabilities from its first pass; TRL computes them
   with one more forward pass over the answers after generating;
 - ours also scores a validation sample (16 prompts here) greedily after every round and keeps the best round's
-  adapter; TRL has no such step. The headline ratio counts ours' validation in; the line after it compares
-  sampling + grading + update alone (what a TRL step does).
+  adapter; TRL has no such step. Ours decodes a round's validation with the next round's answers (the same
+  adapter), and splits that decode's seconds between the two by answers. The headline ratio counts ours'
+  validation in; the line after it compares sampling + grading + update alone (what a TRL step does).
 
 --demo times ours alone at the Demo project's run settings (verity/wiring.py: 16 prompts x 8 answers x 16 tokens,
 its learning rate and micro batch size) on the Math Pairs prompts a Demo run gets (256 training, 128 validation),
