@@ -39,10 +39,7 @@ class FusedLoraLinear(torch.nn.Module):
 
     def __init__(self, layer, adapter: str) -> None:
         super().__init__()
-        base = layer.get_base_layer()
-        self.weight, self.bias = base.weight, base.bias
-        self.lora_a, self.lora_b = layer.lora_A[adapter].weight, layer.lora_B[adapter].weight
-        self.scaling = float(layer.scaling[adapter])
+        self.weight, self.bias, self.lora_a, self.lora_b, self.scaling = lora_parts(layer, adapter)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         rows = x.reshape(-1, x.shape[-1])  # [tokens, in]
@@ -79,6 +76,14 @@ def _fused(layer) -> FusedLoraLinear | None:
     """The layer's fused stand-in, or None where peft's forward must stay (see the module's docstring)."""
     adapter = plain_adapter(layer)
     return None if adapter is None else FusedLoraLinear(layer, adapter)
+
+
+def lora_parts(layer, adapter: str) -> tuple[torch.nn.Parameter, torch.nn.Parameter | None, torch.nn.Parameter,
+                                              torch.nn.Parameter, float]:
+    """A LoRA linear layer's base weight and bias, its A and B weights and its scaling for `adapter`."""
+    base = layer.get_base_layer()
+    return (base.weight, base.bias, layer.lora_A[adapter].weight, layer.lora_B[adapter].weight,
+            float(layer.scaling[adapter]))
 
 
 def plain_adapter(layer) -> str | None:

@@ -34,7 +34,7 @@ from contextlib import contextmanager
 import torch
 import torch.nn.functional as F
 
-from trainer.fused_lora import plain_adapter
+from trainer.fused_lora import lora_parts, plain_adapter
 
 
 def merges_exactly(model) -> bool:
@@ -107,11 +107,8 @@ class MergedLinear(torch.nn.Module):
 
     def __init__(self, layer, adapter: str) -> None:
         super().__init__()
-        base = layer.get_base_layer()
-        self.base_weight, self.bias = base.weight, base.bias
-        self.lora_a, self.lora_b = layer.lora_A[adapter].weight, layer.lora_B[adapter].weight
-        self.scaling = float(layer.scaling[adapter])
-        self.register_buffer("weight", torch.empty_like(base.weight, requires_grad=False), persistent=False)
+        self.base_weight, self.bias, self.lora_a, self.lora_b, self.scaling = lora_parts(layer, adapter)
+        self.register_buffer("weight", torch.empty_like(self.base_weight, requires_grad=False), persistent=False)
 
     def merge(self) -> None:
         torch.addmm(self.base_weight, self.lora_b, self.lora_a, alpha=self.scaling, out=self.weight)
