@@ -81,7 +81,7 @@ def test_a_loop_started_as_the_form_shows_it_trains_with_the_projects_own_number
     training = loop.run_settings
     assert training.rounds == 3 and training.learning_rate == 0.0005  # as typed
     # what the form does not show comes from the Demo project too, not from the product's GPU-sized defaults
-    assert (training.micro_batch_size, training.training_window) == (32, 256)
+    assert (training.micro_batch_size, training.training_window) == (64, 256)
 
 
 def test_an_experiment_page_shows_the_reward_and_the_api_creates_one(console):
