@@ -8,7 +8,6 @@ from __future__ import annotations
 from uuid import UUID
 
 from projections.base import Event, Projection
-from projections.page_buffer import peek
 from projections.tables import Row, Tx
 
 
@@ -33,7 +32,7 @@ def file_in_directory(
 def directory_entry(tx: Tx, e: Event) -> Row | None:
     """The event's aggregate as the directory filed it (its organization, name and rounds); None for one it never
     filed, whose events the projections after it skip. Read-only: a page's buffer gives its own row, not a copy."""
-    return peek(tx, "directory", {"aggregate_id": e.aggregate_key})
+    return tx.peek("directory", {"aggregate_id": e.aggregate_key})
 
 
 class Directory(Projection):

@@ -26,6 +26,8 @@ class MemoryTables:
         row = self._rows[table].get(row_key(table, key))
         return dict(row) if row is not None else None
 
+    peek = get  # its rows are shared between threads: a reader always gets a copy
+
     def upsert(self, table: str, row: Row) -> None:
         existing = self._rows[table].get(row_key(table, row), {})
         self._rows[table][row_key(table, row)] = {**existing, **row}

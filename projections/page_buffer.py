@@ -70,8 +70,3 @@ class PageBuffer:
             for (table, _), rows in groups.items():
                 self.inner.upsert_many(table, rows)
         self._dirty.clear()
-
-
-def peek(tx: Any, table: str, key: Row) -> Row | None:
-    """A row to read and not change: a page buffer's own row (no copy), or the table's."""
-    return tx.peek(table, key) if type(tx) is PageBuffer else tx.get(table, key)

@@ -9,7 +9,6 @@ from typing import Any
 
 from domain.runs.run import status_line
 from projections.base import Event, Handler, Projection
-from projections.page_buffer import peek
 from projections.run_settings import run_reward_label
 from projections.tables import Tx
 
@@ -19,7 +18,7 @@ class RunStates(Projection):
     table is named after it, and each writes its own row when a run is saved or edited."""
 
     def _state(self, tx: Tx, e: Event, state: str, **values: Any) -> None:
-        row = peek(tx, self.name, {"id": e.aggregate_key})  # read only: the changes go through `update`
+        row = tx.peek(self.name, {"id": e.aggregate_key})  # read only: the changes go through `update`
         if row is None:
             return
         changes = {**values, "state": state}

@@ -60,6 +60,9 @@ Order = Sequence[tuple[str, bool]]  # (column, descending)
 
 class Tx(Protocol):
     def get(self, table: str, key: Row) -> Row | None: ...
+    def peek(self, table: str, key: Row) -> Row | None:
+        """`get` for a caller that only reads the row: a store may give its own row rather than a copy."""
+        ...
     def upsert(self, table: str, row: Row) -> None: ...
     def update(self, table: str, key: Row, values: Row) -> None: ...
 
@@ -109,6 +112,8 @@ class SqlTx:
         self.cursor.execute(f"SELECT * FROM {table} WHERE {condition}", key)
         row = self.cursor.fetchone()
         return _as_dict(self.cursor, row) if row is not None else None
+
+    peek = get  # a row read from the database is a new dict already
 
     def upsert(self, table: str, row: Row) -> None:
         self.cursor.execute(self._upsert_statement(table, list(row)), row)

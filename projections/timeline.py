@@ -9,7 +9,6 @@ from domain.runs.run_resume import continued_sentence, resumed_on_worker_sentenc
 from domain.storage_keys import storage_key
 from projections.base import Event, Projection
 from projections.directory import directory_entry
-from projections.page_buffer import peek
 from projections.probe_timeline import probe_sentence
 from projections.tables import Tx
 
@@ -50,7 +49,7 @@ def _objective_of(tx: Tx, e: Event) -> str:
     """The run's objective, from the Runs view (applied before the timeline) or the event's own settings."""
     if "settings" in e.data:
         return str(e.data["settings"].objective)
-    row = peek(tx, "runs", {"id": e.aggregate_key})
+    row = tx.peek("runs", {"id": e.aggregate_key})
     return str(row["objective"]) if row is not None else objectives.RL
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -52,12 +53,8 @@ class FusedLora:
     """The model's plain LoRA layers (found once) and their fused stand-ins."""
 
     def __init__(self, model) -> None:
-        from peft.tuners.lora import LoraLayer
-
         self.places = [  # (parent module, attribute name, fused stand-in)
-            (model.get_submodule(name.rpartition(".")[0]), name.rpartition(".")[2], fused)
-            for name, module in model.named_modules() if isinstance(module, LoraLayer)
-            if (fused := _fused(module)) is not None
+            (parent, name, fused) for parent, name, layer in lora_places(model) if (fused := _fused(layer)) is not None
         ]
 
     @contextmanager
@@ -70,6 +67,14 @@ class FusedLora:
         finally:
             for (parent, name, _), layer in zip(self.places, layers, strict=True):
                 parent._modules[name] = layer
+
+
+def lora_places(model) -> list[tuple[torch.nn.Module, str, Any]]:
+    """Each peft LoRA layer of the model, with its parent module and its name there: where a stand-in goes."""
+    from peft.tuners.lora import LoraLayer
+
+    return [(model.get_submodule(name.rpartition(".")[0]), name.rpartition(".")[2], module)
+            for name, module in model.named_modules() if isinstance(module, LoraLayer)]
 
 
 def _fused(layer) -> FusedLoraLinear | None:

@@ -34,7 +34,7 @@ from contextlib import contextmanager
 import torch
 import torch.nn.functional as F
 
-from trainer.fused_lora import lora_parts, plain_adapter
+from trainer.fused_lora import lora_parts, lora_places, plain_adapter
 
 
 def merges_exactly(model) -> bool:
@@ -63,12 +63,7 @@ class MergedAdapter:
     """
 
     def __init__(self, model) -> None:
-        from peft.tuners.lora import LoraLayer
-
-        self.places = [  # (parent module, attribute name, LoRA layer)
-            (model.get_submodule(name.rpartition(".")[0]), name.rpartition(".")[2], module)
-            for name, module in model.named_modules() if isinstance(module, LoraLayer)
-        ]
+        self.places = lora_places(model)  # (parent module, attribute name, LoRA layer)
         self.beside = {id(layer): MergedLinear(layer, adapter) for _, _, layer in self.places  # CPU plain layers
                        if layer.get_base_layer().weight.device.type == "cpu"
                        and (adapter := plain_adapter(layer)) is not None}
@@ -158,12 +153,6 @@ def _saved_copy(weight: torch.Tensor) -> torch.Tensor:
     return copy
 
 
-def _lora_layers(model) -> list:
-    from peft.tuners.lora import LoraLayer
-
-    return [m for m in model.modules() if isinstance(m, LoraLayer)]
-
-
 def _adapted_base_weights(model) -> list[torch.Tensor]:
     """The weights of the base layers a LoRA adapter wraps."""
-    return [layer.get_base_layer().weight for layer in _lora_layers(model)]
+    return [layer.get_base_layer().weight for _, _, layer in lora_places(model)]

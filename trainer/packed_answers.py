@@ -108,12 +108,13 @@ def packed_logprobs_and_entropy(model, read: PromptsRead, packed: PackedAnswers)
     positions = torch.log_softmax(output.logits.float(), dim=-1)  # [prompts, width, vocab]
     first = torch.log_softmax(read.next_logits.float(), dim=-1)  # [prompts, vocab]
     scored = positions.gather(-1, packed.target.to(device).unsqueeze(-1)).squeeze(-1)  # [prompts, width]
-    first_scored = first.flatten().index_select(0, packed.first_token.to(device))  # [answers]
+    first_token = packed.first_token.to(device)  # [answers]
+    first_scored = first.flatten().index_select(0, first_token)  # [answers]
     source = packed.source.to(device)
     zero = scored.new_zeros(1)
     logprobs = torch.cat([scored.flatten(), first_scored, zero]).index_select(0, source.flatten()).view(source.shape)
     with torch.no_grad():
         entropy = -(positions.exp() * positions).sum(-1)  # [prompts, width]
-        first_entropy = -(first.exp() * first).sum(-1)[packed.first_token.to(device) // first.shape[1]]  # [answers]
+        first_entropy = -(first.exp() * first).sum(-1)[first_token // first.shape[1]]  # [answers]
         entropy = torch.cat([entropy.flatten(), first_entropy, zero]).index_select(0, source.flatten())
     return logprobs, entropy.view(source.shape)
