@@ -32,3 +32,12 @@ def storage_key(location: str) -> str:
     if location.startswith("/") or "://" in location:  # somewhere outside the storage's layout: its name alone
         return location.rstrip("/").rsplit("/", 1)[-1]
     return location
+
+
+def rollout_key(run_id: object, round_number: int) -> str:
+    """The key of a round's rollout file, as readers find it (the trainer writes it: trainer/rollouts.py).
+
+    >>> rollout_key("r1", 3)
+    'runs/r1/rollouts/round-003.jsonl'
+    """
+    return f"runs/{run_id}/rollouts/round-{round_number:03d}.jsonl"

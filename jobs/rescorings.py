@@ -19,6 +19,7 @@ from domain.actors import Actor
 from domain.application import Verity
 from domain.probes.summary import answers_key as probe_answers_key
 from domain.rescorings.rescoring import Rescoring
+from domain.storage_keys import rollout_key
 from jobs import retrying
 from jobs.context import JobContext
 from jobs.dispatch_routes import RESCORING
@@ -43,8 +44,7 @@ def stored_answers(rescoring: Rescoring) -> list[StoredAnswers]:
     source_id = rescoring.source["id"]
     if rescoring.source["kind"] == "probe":
         return [StoredAnswers(1, probe_answers_key(source_id))]
-    # trainer/rollouts.py's rollout_key, spelled here: that module imports torch, which the jobs' web side never does
-    return [StoredAnswers(number, f"runs/{source_id}/rollouts/round-{number:03d}.jsonl") for number in rescoring.rounds]
+    return [StoredAnswers(number, rollout_key(source_id, number)) for number in rescoring.rounds]
 
 
 def build_rescore_spec(ctx: JobContext, rescoring: Rescoring, storage: RunStorage) -> RescoreSpec:

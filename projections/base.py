@@ -7,7 +7,7 @@ as its rows (projections/store.py), and projections/registry.py lists them in th
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from typing import Any
@@ -27,6 +27,9 @@ class Event:
     version: int
     time: str
     data: dict[str, Any]
+    # True where the decoder read the data from JSON with no value that msgspec and json.dumps write differently
+    # (no NaN or infinity, datetime or Decimal): the feed then writes it with msgspec (projections/feed.py)
+    json_native: bool = field(default=False, compare=False, repr=False)
 
     @cached_property
     def aggregate_key(self) -> str:

@@ -23,8 +23,12 @@ from projections.base import Event
 # What the mapper adds to or keeps in an event's state that is not its data.
 _SKIPPED = frozenset({"originator_id", "originator_version", "timestamp", "originator_topic"})
 _TYPE_KEY = "_type_"
-_TYPE_BYTES = _TYPE_KEY.encode()
 _CONTAINERS = (dict, list)
+# Transcoded values that msgspec writes as json.dumps does (projections/feed.py): ids, and a run's settings, which
+# the feed writes as their body. The event's one datetime is its timestamp, which is not in its data.
+_TYPED = b'"_type_":'
+_WRITTEN_ALIKE = (b'"_type_":"uuid_hex"', b'"_type_":"run_settings"')
+_TIMESTAMP = b'"_type_":"datetime_iso"'
 
 
 class EventDecoder:
@@ -42,22 +46,27 @@ class EventDecoder:
         self._classes: dict[str, tuple[type, str] | None] = {}
 
     def __call__(self, notification: Notification) -> Event:
-        state = self._state(notification) if self._fast else None
+        decoded = self._state(notification) if self._fast else None
         named = self._classes.get(notification.topic)
-        if state is None or named is None:
-            return from_domain_event(notification.id, self.mapper.to_domain_event(notification))
+        if decoded is None or named is None:
+            return from_domain_event(notification.id, self.mapper.to_domain_event(notification), notification.state)
+        state, typed = decoded
         convert = find_id_convertor(named[0], type(notification.originator_id))
+        timestamp = state["timestamp"]
         return Event(
             position=notification.id,
             type=named[1],
             aggregate_id=convert(notification.originator_id),
             version=notification.originator_version,
-            time=state["timestamp"].isoformat(),
+            time=timestamp if type(timestamp) is str else timestamp.isoformat(),
             data={key: value for key, value in state.items() if key not in _SKIPPED},
+            json_native=json_native(notification.state, typed, finite=True),  # msgspec read no NaN or infinity
         )
 
-    def _state(self, notification: Notification) -> dict[str, Any] | None:
-        """The event's decoded state, or None where the mapper must decode it."""
+    def _state(self, notification: Notification) -> tuple[dict[str, Any], int] | None:
+        """The event's decoded state and how many transcoded values its bytes hold, or None where the mapper must
+        decode it. The timestamp stays the text it was stored as (its datetime's isoformat, which is what the
+        projections read)."""
         topic = notification.topic
         if topic not in self._classes:
             cls = resolve_topic(topic)
@@ -71,19 +80,21 @@ class EventDecoder:
             return None
         if type(state) is not dict or "class_version" in state:
             return None
-        typed = raw.count(_TYPE_BYTES)
+        typed = raw.count(_TYPED)
         if typed:
             # Most events hold their few transcoded values (the timestamp, ids) at the top level; when every
             # "_type_" of the bytes is one of those, nothing deeper needs a walk.
             tops = [key for key, value in state.items() if type(value) is dict and _TYPE_KEY in value]
             if len(tops) == typed and _TYPE_KEY not in state:
                 for key in tops:
-                    state[key] = self._decode_obj(state[key])
+                    value = state[key]
+                    stored_time = key == "timestamp" and value[_TYPE_KEY] == "datetime_iso"
+                    state[key] = value["_data_"] if stored_time else self._decode_obj(value)
             else:
                 state = self._revive(state)
                 if type(state) is not dict:
                     return None
-        return state
+        return state, typed
 
     def _revive(self, value: Any) -> Any:
         """The JSON scanner's object hook, applied to every object bottom-up."""
@@ -95,8 +106,24 @@ class EventDecoder:
         return [self._revive(item) if type(item) in _CONTAINERS else item for item in value]
 
 
-def from_domain_event(position: int, domain_event: Any) -> Event:
-    """The projections' `Event` of a domain event as eventsourcing's mapper decodes it."""
+def json_native(raw: bytes, typed: int | None = None, finite: bool = False) -> bool:
+    """Whether a stored event's data holds only values that msgspec writes as json.dumps does: no NaN or infinity
+    (text that merely mentions them counts too) and no transcoded value but ids, a run's settings and the timestamp.
+    Read from the stored bytes, so both decoders give the same answer (a cipher's or a compressor's bytes give
+    False). An event whose class upcasts is never native: what the upcast gives is not in the bytes. `typed`: the
+    count of transcoded values where known; `finite`: msgspec read the bytes, so they hold no NaN or infinity."""
+    if not finite and (b"NaN" in raw or b"Infinity" in raw):
+        return False
+    if typed is None:
+        typed = raw.count(_TYPED)
+    if typed == 1:  # the timestamp alone: most events
+        return _TIMESTAMP in raw
+    return raw.count(_TIMESTAMP) == 1 and typed == 1 + sum(raw.count(kind) for kind in _WRITTEN_ALIKE)
+
+
+def from_domain_event(position: int, domain_event: Any, stored: bytes | None = None) -> Event:
+    """The projections' `Event` of a domain event as eventsourcing's mapper decodes it from its `stored` state."""
+    native = stored is not None and getattr(type(domain_event), "class_version", 1) == 1 and json_native(stored)
     return Event(
         position=position,
         type=type(domain_event).__qualname__,
@@ -104,4 +131,5 @@ def from_domain_event(position: int, domain_event: Any) -> Event:
         version=domain_event.originator_version,
         time=domain_event.timestamp.isoformat(),
         data={key: value for key, value in domain_event.__dict__.items() if key not in _SKIPPED},
+        json_native=native,
     )

@@ -8,6 +8,8 @@ from functools import lru_cache
 from typing import Any
 from uuid import UUID
 
+import msgspec
+
 from domain.runs.run_settings import RunSettings
 from domain.storage_keys import storage_key
 from projections.base import PLAIN, Event, Projection, jsonable
@@ -72,16 +74,31 @@ _ENCODER = json.JSONEncoder(default=_encodable)  # json.dumps's settings, and th
 _WALK_NEEDED = ('"location": ', '"true": ', '"false": ', '"null": ', '"NaN": ', 'Infinity": ')
 
 
-def feed_json(data: dict[str, Any]) -> str:
-    """`json.dumps(feed_data(data))`, written by the encoder straight from the event's data when the walk would
-    change nothing (nearly always: a round's data has no location and text keys only), which saves the walk."""
+def _settings_as_body(value: Any) -> Any:
+    """What msgspec cannot write itself: a run's settings, as `feed_data` writes them; anything else it refuses."""
+    if isinstance(value, RunSettings):
+        return feed_data(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+_NATIVE = msgspec.json.Encoder(enc_hook=_settings_as_body)
+_NATIVE_WALK_NEEDED = ('"location":',)  # msgspec writes no space after a colon
+
+
+def feed_json(data: dict[str, Any], json_native: bool = False) -> str:
+    """`json.dumps(feed_data(data))`, or the same JSON written by a faster encoder (msgspec, compact: it reads as the
+    same values) straight from the event's data when the walk would change nothing. That is nearly always: a round's
+    data has no location, and an event the decoder read as `json_native` holds no value that the two write
+    differently (a NaN, a datetime, a Decimal, a key that is not text)."""
     try:
-        text = _ENCODER.encode(data)
+        if json_native:
+            text, marks = _NATIVE.encode(data).decode(), _NATIVE_WALK_NEEDED
+        else:
+            text, marks = _ENCODER.encode(data), _WALK_NEEDED
     except (TypeError, ValueError, RecursionError):  # the walk and json.dumps say what is wrong, as before
         return json.dumps(feed_data(data))
-    for mark in _WALK_NEEDED:
-        if mark in text:
-            return json.dumps(feed_data(data))
+    if any(mark in text for mark in marks):
+        return json.dumps(feed_data(data))
     return text
 
 
@@ -121,6 +138,6 @@ class Feed(Projection):
                 "aggregate_id": event.aggregate_key,
                 "aggregate_version": event.version,
                 "actor_json": _actor_json(tuple(actor.items())) if _all_text(actor) else json.dumps(actor),
-                "data_json": feed_json(data),
+                "data_json": feed_json(data, event.json_native),
             },
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -45,7 +45,13 @@ class MemoryTables:
         """The transaction already holds the one lock."""
 
     def select(
-        self, table: str, where: Row, order: Order = (), after: tuple[str, Any] | None = None, limit: int | None = None
+        self,
+        table: str,
+        where: Row,
+        order: Order = (),
+        after: tuple[str, Any] | None = None,
+        limit: int | None = None,
+        columns: Sequence[str] = (),
     ) -> list[Row]:
         with self._lock:
             rows = [
@@ -56,7 +62,8 @@ class MemoryTables:
             ]
         for column, descending in reversed(order):
             rows.sort(key=lambda row, c=column: row[c], reverse=descending)
-        return rows[:limit] if limit is not None else rows
+        rows = rows[:limit] if limit is not None else rows
+        return [{column: row[column] for column in columns} for row in rows] if columns else rows
 
     def clear(self) -> None:
         with self._lock:

@@ -16,7 +16,7 @@ from projections.organizations import OrganizationsAndProjects
 from projections.probes import Probes
 from projections.prompts import PromptHistories
 from projections.rescorings import Rescorings
-from projections.rounds import Rounds, Samples
+from projections.rounds import Rounds
 from projections.run_details import RunDetails
 from projections.runs import Runs
 from projections.steps import Steps
@@ -34,7 +34,6 @@ def all_projections() -> list[Projection]:
         Runs(),
         RunDetails(),
         Rounds(),
-        Samples(),
         PromptHistories(),  # the run page's Prompts tab (projections/prompts.py)
         Timeline(),
         Access(),  # members and API tokens (projections/access.py)

@@ -1,4 +1,4 @@
-"""A run's rounds (one row per Run.RoundScored) and the index of its rollout files (round-NNN.jsonl)."""
+"""A run's rounds: one row per Run.RoundScored, which also index its rollout files (projections/run_reads.py)."""
 
 from __future__ import annotations
 
@@ -60,22 +60,3 @@ def _health(result: dict[str, Any]) -> Row:
         "sandbox_batches": sum(batches.values()) if batches is not None else None,
         "sandbox_failed_batches_json": json.dumps(failed, sort_keys=True) if failed else None,
     }
-
-
-class Samples(RunRows):
-    """The index of rollout files: the trainer writes round-NNN.jsonl for every round it trains."""
-
-    name = "samples"
-    event_type = "Run.RoundScored"
-    table = "rollout_files"
-
-    def row(self, e: Event, place: Row) -> Row | None:
-        number = e.data["result"]["round_number"]
-        if number < 1:
-            return None
-        return {
-            "round_number": number,
-            "org_id": place["org_id"],
-            "written_at": e.time,
-            "path": f"runs/{e.aggregate_key}/rollouts/round-{number:03d}.jsonl",
-        }

@@ -11,6 +11,7 @@ from domain.runs import messages
 from domain.runs.objectives import OBJECTIVE_NAMES
 from domain.runs.run import RUNNING
 from domain.runs.run_settings import RunSettings
+from domain.storage_keys import rollout_key
 from projections.rows import (
     RolloutFileRow,
     RoundRow,
@@ -135,10 +136,19 @@ class RunReads:
         ]
 
     def samples(self, org_id: UUID, run_id: UUID) -> list[RolloutFileRow]:
+        """The run's rollout files, newest first: the trainer writes round-NNN.jsonl for every round it trains (from
+        round 1; round 0 only validates), when it scores the round, so the rounds' rows index them."""
         rows = self.tables.select(
-            "rollout_files", {"run_id": str(run_id), "org_id": str(org_id)}, order=[("round_number", True)]
+            "rounds",
+            {"run_id": str(run_id), "org_id": str(org_id)},
+            order=[("round_number", True)],
+            after=("round_number", 0),
+            columns=("round_number", "scored_at"),
         )
-        return [read_row(RolloutFileRow, r) for r in rows]
+        return [
+            RolloutFileRow(run_id, r["round_number"], rollout_key(run_id, r["round_number"]), r["scored_at"])
+            for r in rows
+        ]
 
     def steps(self, org_id: UUID, run_id: UUID) -> list[StepRow]:
         """An SFT or DPO run's steps, newest first."""

@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 def decode(verity: Verity, notification: Notification) -> Event:
     """One notification as the projections read it, through eventsourcing's mapper (catch-up uses the faster
     `EventDecoder`, which gives the same)."""
-    return from_domain_event(notification.id, verity.mapper.to_domain_event(notification))
+    return from_domain_event(notification.id, verity.mapper.to_domain_event(notification), notification.state)
 
 
 class ProjectionRunner:

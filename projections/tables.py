@@ -24,7 +24,6 @@ TABLE_KEYS: dict[str, tuple[str, ...]] = {
     "runs": ("id",),
     "run_details": ("id",),
     "rounds": ("run_id", "round_number"),
-    "rollout_files": ("run_id", "round_number"),
     "timeline": ("log_position",),
     "feed": ("log_position",),
     # who may do what (migrations/003_access.sql)
@@ -71,8 +70,17 @@ class Tables(Protocol):
     def transaction(self) -> Any: ...  # a context manager giving a Tx
 
     def select(
-        self, table: str, where: Row, order: Order = (), after: tuple[str, Any] | None = None, limit: int | None = None
-    ) -> list[Row]: ...
+        self,
+        table: str,
+        where: Row,
+        order: Order = (),
+        after: tuple[str, Any] | None = None,
+        limit: int | None = None,
+        columns: Sequence[str] = (),
+    ) -> list[Row]:
+        """The rows matching `where`, in `order`, after the `after` column's value, at most `limit`; only the
+        `columns` given (every column when none is)."""
+        ...
 
     def clear(self) -> None: ...
 
@@ -144,14 +152,20 @@ class SqlTx:
         self.cursor.execute(f"UPDATE {table} SET {assignments} WHERE {condition}", params)
 
     def select(
-        self, table: str, where: Row, order: Order = (), after: tuple[str, Any] | None = None, limit: int | None = None
+        self,
+        table: str,
+        where: Row,
+        order: Order = (),
+        after: tuple[str, Any] | None = None,
+        limit: int | None = None,
+        columns: Sequence[str] = (),
     ) -> list[Row]:
         conditions = [f"{column} = {self._p(column)}" for column in where]
         params = dict(where)
         if after is not None:
             conditions.append(f"{after[0]} > {self._p('after_value')}")
             params["after_value"] = after[1]
-        sql = f"SELECT * FROM {table}"
+        sql = f"SELECT {', '.join(columns) or '*'} FROM {table}"
         if conditions:
             sql += " WHERE " + " AND ".join(conditions)
         if order:
@@ -177,10 +191,16 @@ class SqlTables:
         raise NotImplementedError
 
     def select(
-        self, table: str, where: Row, order: Order = (), after: tuple[str, Any] | None = None, limit: int | None = None
+        self,
+        table: str,
+        where: Row,
+        order: Order = (),
+        after: tuple[str, Any] | None = None,
+        limit: int | None = None,
+        columns: Sequence[str] = (),
     ) -> list[Row]:
         with self.reading_cursor() as cursor:
-            return SqlTx(cursor, self.mark).select(table, where, order, after, limit)
+            return SqlTx(cursor, self.mark).select(table, where, order, after, limit, columns)
 
 
 class SqliteTables(SqlTables):

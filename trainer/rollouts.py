@@ -10,7 +10,10 @@ from trainer.storage import RunStorage
 
 
 def rollout_key(run_id: str, round_number: int) -> str:
-    """
+    """Where the round's rollouts go (the readers' spelling of the same key: domain/storage_keys.py, which the
+    trainer's walls keep it from importing).
+
+
     >>> rollout_key("r1", 3)
     'runs/r1/rollouts/round-003.jsonl'
     """
