@@ -5,7 +5,7 @@ directly, with a grader of the test's own where the alarm needs one, so its sett
 
 Every round rule is provoked for real, each seen as its Run.AlarmRaised event and its banner:
 - no signal: a prompt set all too easy (every answer right), three rounds;
-- answers growing: a reward that pays length, at 3x the product's highest learning rate;
+- answers growing: a reward that pays length, at 10x the product's highest learning rate;
 - reward without validation: a reward that pays, on the training prompts only, answers ending in an even digit (at
   the product's highest learning rate), while on the validation prompts it pays the right answer;
 - format without correct: a format-only reward (its correct part never pays) whose format part pays a shape the tiny
@@ -14,7 +14,9 @@ Every round rule is provoked for real, each seen as its Run.AlarmRaised event an
   learning rate and 4 Epochs, until the policy's answers are all alike.
 And a healthy run raises none. The quiet run is the reconciler's (tests/jobs/test_quiet_run_alarm.py). The rules'
 thresholds are those of domain/runs/alarms.py, unchanged; each test's settings were measured first (each test says
-what was seen; the trainer is seeded, and a run on this machine gives the same rounds each time)."""
+what was seen; the trainer is seeded, and a run on one machine gives the same rounds each time). Another CPU rounds
+differently (and builds a slightly different tiny model), and a few rounds of RL carry that far: so each setting is
+pushed past where the alarm first showed, and the alarm is read where the run ends (a standing one)."""
 
 from __future__ import annotations
 
@@ -206,10 +208,11 @@ def test_a_healthy_tiny_run_raises_no_alarm(console: ClientConsole, tiny_model_d
 def test_a_reward_that_pays_length_raises_the_answers_growing_alarm_and_its_banner(
     console: ClientConsole, tiny_model_dir: Path, tmp_path: Path
 ) -> None:
-    # measured: answers of 3.7 tokens on average in rounds 1-2, 11.9 in round 3 (64% cut off at 16), 15.9 in round 4
-    # (98% cut off); the rule wants 80% of 16 tokens, or 20% cut off and 10 points more than in the window's first
+    # measured: answers of 3.7 tokens on average in rounds 1-2 and 2.7 in round 3, then every answer cut off at 16 in
+    # round 4 (raised after it) and 95% in round 5; the rule wants 80% of 16 tokens, or 20% cut off and 10 points more
+    # than in the window's first. At 3e-3 (3x) another machine's numbers grew by round 3, this one's not in 5 rounds
     run_id = trained(console, tiny_model_dir, tmp_path, rounds=5, grader=PaysLength(16),
-                     past_limits={"learning_rate": 3e-3})
+                     past_limits={"learning_rate": 1e-2})
     assert alarms.ANSWERS_GROWING in kinds(console, run_id), figures(console, run_id)
     words = banner(console, run_id, alarms.ANSWERS_GROWING)
     assert "Alarm · Answers grow towards the limit" in words and "towards the Longest sampled answer of 16" in words
@@ -219,9 +222,10 @@ def test_a_reward_that_pays_length_raises_the_answers_growing_alarm_and_its_bann
 def test_a_reward_that_validation_does_not_pay_raises_the_reward_without_validation_alarm_and_its_banner(
     console: ClientConsole, tiny_model_dir: Path, tmp_path: Path
 ) -> None:
-    # measured: reward 0.44 over rounds 1-2, 0.66 over rounds 4-5 (the rule wants a rise of 0.10) while validation
-    # went from 0.34 to 0.22; still 0.41 to 0.55 over rounds 2-6, validation 0.31 to 0.19
-    run_id = trained(console, tiny_model_dir, tmp_path, rounds=6, grader=PaysEvenEndingsOnTraining(),
+    # measured: reward 0.48 over rounds 1-2, 0.63 over rounds 4-5 (the rule wants a rise of 0.10) while validation
+    # went from 0.38 to 0.25, raised after round 5, the last (on another machine: 0.44 to 0.66, validation 0.34 to
+    # 0.22). A 6th round may clear it (this machine's round 6 paid 0.66 on validation 0.31), so the run ends there
+    run_id = trained(console, tiny_model_dir, tmp_path, rounds=5, grader=PaysEvenEndingsOnTraining(),
                      past_limits={"learning_rate": 1e-3})
     assert alarms.REWARD_WITHOUT_VALIDATION in kinds(console, run_id), figures(console, run_id)
     words = banner(console, run_id, alarms.REWARD_WITHOUT_VALIDATION)
@@ -246,12 +250,14 @@ def test_a_format_only_reward_raises_the_format_without_correct_alarm_and_its_ba
 def test_a_learning_rate_past_the_limit_collapses_the_entropy_and_raises_its_alarm_and_banner(
     console: ClientConsole, tiny_model_dir: Path, tmp_path: Path
 ) -> None:
-    # measured: after round 1 (entropy 0.871, the run's highest) every answer is the same empty answer: rounds 2-5
-    # have no signal (no update, so no entropy; the no-signal alarm is raised after round 4), and round 6's few
-    # differing answers train at entropy 0.183, under a quarter of 0.871 (0.218). At 5e-3 or 3e-3 the entropy only
-    # fell to 0.56-0.72 in 6-8 rounds; at 7e-3 the answers ran to the limit instead, and a correct-answer reward at
-    # 3e-3 to 1e-2 broke the model (no signal) without lowering its entropy
-    run_id = trained(console, tiny_model_dir, tmp_path, rounds=6, grader=PaysTheMajority(), rl={"epochs": 4},
+    # measured: entropy 2.22 in round 2 (the run's highest), then one-token answers: rounds 4-6 have no signal (no
+    # update, so no entropy; the no-signal alarm is raised after round 6), and rounds 7-8's few differing answers
+    # train at entropy 0.128 and 0.116, under a quarter of 2.22 (0.555): raised after round 7, standing at the end,
+    # with this CPU's own kernels and with AVX2's (ATEN_CPU_CAPABILITY=avx2, MKL and oneDNN likewise). Another
+    # machine collapsed by round 6; a round with no signal ends the alarm (no entropy to read), so 2e-2, where
+    # AVX2's round 8 had none, is no safer. At 5e-3 the answers ran to the limit instead, and a correct-answer
+    # reward at 3e-3 to 1e-2 broke the model (no signal) without lowering its entropy
+    run_id = trained(console, tiny_model_dir, tmp_path, rounds=8, grader=PaysTheMajority(), rl={"epochs": 4},
                      past_limits={"learning_rate": 1e-2})
     assert alarms.ENTROPY_COLLAPSE in kinds(console, run_id), figures(console, run_id)
     words = banner(console, run_id, alarms.ENTROPY_COLLAPSE)
