@@ -72,8 +72,7 @@ def owner() -> Actor:
     return Actor("person", "owner@localhost", "owner@localhost")
 
 
-@pytest.fixture(scope="session")
-def tiny_model_dir() -> Path:
+def ensure_tiny_model() -> Path:
     """The tiny model of seed 0, built once per recipe version and kept under .tiny-model/ (git-ignored)."""
     from trainer.tiny_model import TINY_MODEL_VERSION, build_tiny_model
 
@@ -87,3 +86,19 @@ def tiny_model_dir() -> Path:
         except OSError:
             shutil.rmtree(building, ignore_errors=True)  # another session built it first
     return target
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Builds the tiny model before the first test, where one collected needs it: a build inside the first such
+    test counted against that test's timeout (600 s), which a loaded 2-core machine can pass (it took 23 minutes
+    beside other work), and every test after it erred on the failed fixture."""
+    if session.config.option.collectonly:
+        return
+    if any("tiny_model_dir" in getattr(item, "fixturenames", ()) for item in session.items):
+        ensure_tiny_model()
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir() -> Path:
+    """The tiny model of seed 0 (built before the first test that needs it: `pytest_collection_finish`)."""
+    return ensure_tiny_model()
