@@ -24,10 +24,11 @@ from projections.base import Event
 _SKIPPED = frozenset({"originator_id", "originator_version", "timestamp", "originator_topic"})
 _TYPE_KEY = "_type_"
 _CONTAINERS = (dict, list)
-# Transcoded values that msgspec writes as json.dumps does (projections/feed.py): ids, and a run's settings, which
-# the feed writes as their body. The event's one datetime is its timestamp, which is not in its data.
+# Transcoded values that msgspec writes as json.dumps does (projections/feed.py): ids. Not a run's settings (a
+# dataclass, which msgspec writes field by field, where the feed writes the API body), nor a datetime: the event's one
+# datetime is its timestamp, which is not in its data.
 _TYPED = b'"_type_":'
-_WRITTEN_ALIKE = (b'"_type_":"uuid_hex"', b'"_type_":"run_settings"')
+_WRITTEN_ALIKE = b'"_type_":"uuid_hex"'
 _TIMESTAMP = b'"_type_":"datetime_iso"'
 
 
@@ -108,7 +109,7 @@ class EventDecoder:
 
 def json_native(raw: bytes, typed: int | None = None, finite: bool = False) -> bool:
     """Whether a stored event's data holds only values that msgspec writes as json.dumps does: no NaN or infinity
-    (text that merely mentions them counts too) and no transcoded value but ids, a run's settings and the timestamp.
+    (text that merely mentions them counts too) and no transcoded value but ids and the timestamp.
     Read from the stored bytes, so both decoders give the same answer (a cipher's or a compressor's bytes give
     False). An event whose class upcasts is never native: what the upcast gives is not in the bytes. `typed`: the
     count of transcoded values where known; `finite`: msgspec read the bytes, so they hold no NaN or infinity."""
@@ -118,7 +119,7 @@ def json_native(raw: bytes, typed: int | None = None, finite: bool = False) -> b
         typed = raw.count(_TYPED)
     if typed == 1:  # the timestamp alone: most events
         return _TIMESTAMP in raw
-    return raw.count(_TIMESTAMP) == 1 and typed == 1 + sum(raw.count(kind) for kind in _WRITTEN_ALIKE)
+    return raw.count(_TIMESTAMP) == 1 and typed == 1 + raw.count(_WRITTEN_ALIKE)
 
 
 def from_domain_event(position: int, domain_event: Any, stored: bytes | None = None) -> Event:

@@ -74,14 +74,14 @@ _ENCODER = json.JSONEncoder(default=_encodable)  # json.dumps's settings, and th
 _WALK_NEEDED = ('"location": ', '"true": ', '"false": ', '"null": ', '"NaN": ', 'Infinity": ')
 
 
-def _settings_as_body(value: Any) -> Any:
-    """What msgspec cannot write itself: a run's settings, as `feed_data` writes them; anything else it refuses."""
-    if isinstance(value, RunSettings):
-        return feed_data(value)
+def _refuse(value: Any) -> Any:
+    """msgspec's hook for a value it cannot write itself: the feed's walk says what is wrong, as before."""
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-_NATIVE = msgspec.json.Encoder(enc_hook=_settings_as_body)
+# Only for data the decoder read as json_native: msgspec writes a dataclass (a run's settings) or a datetime its own
+# way, and such data is never native
+_NATIVE = msgspec.json.Encoder(enc_hook=_refuse)
 _NATIVE_WALK_NEEDED = ('"location":',)  # msgspec writes no space after a colon
 
 
