@@ -15,6 +15,8 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Protocol
 
+from projections import postgres_arrays
+
 # Every read-model table and its key columns (the schema itself is in migrations/).
 TABLE_KEYS: dict[str, tuple[str, ...]] = {
     "projection_positions": ("name",),
@@ -94,13 +96,22 @@ class SqlTx:
     """One open transaction on a DB-API cursor; `mark` is the dialect's placeholder for a named parameter."""
 
     def __init__(
-        self, cursor: Any, mark: str, lock_statement: str | None = None, positional: str = "?", pipelined: bool = False
+        self,
+        cursor: Any,
+        mark: str,
+        lock_statement: str | None = None,
+        positional: str = "?",
+        pipelined: bool = False,
+        array_types: dict[str, dict[str, str]] | None = None,
     ) -> None:
         self.cursor = cursor
         self.mark = mark
         self.lock_statement = lock_statement
         self.positional = positional  # the dialect's placeholder for a parameter given by its place
         self.pipelined = pipelined  # psycopg: a page's writes go out in one pipeline, without a sync per group
+        # PostgreSQL: each table's columns -> array types (projections/postgres_arrays.py), filled as tables are
+        # first written; None where a group of rows goes by executemany (SQLite runs it in C already).
+        self.array_types = array_types
 
     def batch(self) -> AbstractContextManager[Any]:
         """Where a page's writes are sent together: one psycopg pipeline, so the server applies a group of rows
@@ -130,20 +141,23 @@ class SqlTx:
         """Rows with the same columns, in that order, in one call (psycopg pipelines executemany). The values go by
         place, not by name: the drivers bind a tuple faster than they look each column up in a dict."""
         columns = list(rows[0])
+        if self.array_types is not None and len(rows) > 1:
+            types = self.array_types.get(table)
+            if types is None:
+                types = self.array_types[table] = postgres_arrays.array_types(self.cursor, table)
+            arrays = postgres_arrays.column_arrays(rows, columns, types)
+            if arrays is not None:
+                statement = postgres_arrays.unnest_statement(table, columns, types, _on_conflict(table, columns))
+                self.cursor.execute(statement, arrays)
+                return
         statement = self._upsert_statement(table, columns, [self.positional] * len(columns))
         self.cursor.executemany(statement, [tuple(row.values()) for row in rows])
 
     def _upsert_statement(self, table: str, columns: list[str], marks: list[str] | None = None) -> str:
         """Inserts the columns, or updates those outside the table's key where the key is taken; the values by
         name unless `marks` gives each column's placeholder."""
-        keys = TABLE_KEYS[table]
-        updates = ", ".join(f"{column} = excluded.{column}" for column in columns if column not in keys)
-        conflict = f"DO UPDATE SET {updates}" if updates else "DO NOTHING"
         values = ", ".join(marks if marks is not None else [self._p(c) for c in columns])
-        return (
-            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({values}) "
-            f"ON CONFLICT ({', '.join(keys)}) {conflict}"
-        )
+        return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({values}) {_on_conflict(table, columns)}"
 
     def update(self, table: str, key: Row, values: Row) -> None:
         assignments = ", ".join(f"{column} = {self._p('v_' + column)}" for column in values)
@@ -174,6 +188,13 @@ class SqlTx:
             sql += f" LIMIT {int(limit)}"
         self.cursor.execute(sql, params)
         return [_as_dict(self.cursor, row) for row in self.cursor.fetchall()]
+
+
+def _on_conflict(table: str, columns: Sequence[str]) -> str:
+    """Where the row's key is taken: update the columns outside the key."""
+    keys = TABLE_KEYS[table]
+    updates = ", ".join(f"{column} = excluded.{column}" for column in columns if column not in keys)
+    return f"ON CONFLICT ({', '.join(keys)}) " + (f"DO UPDATE SET {updates}" if updates else "DO NOTHING")
 
 
 def _as_dict(cursor: Any, row: Any) -> Row:
@@ -264,12 +285,18 @@ class PostgresTables(SqlTables):
         from psycopg_pool import ConnectionPool
 
         self.pool = ConnectionPool(conninfo, min_size=1, max_size=4, open=True)
+        self._array_types: dict[str, dict[str, str]] = {}
 
     @contextmanager
     def transaction(self) -> Iterator[SqlTx]:
         with self.pool.connection() as connection, connection.transaction(), connection.cursor() as cursor:
             yield SqlTx(
-                cursor, self.mark, "LOCK TABLE projection_positions IN EXCLUSIVE MODE", positional="%s", pipelined=True
+                cursor,
+                self.mark,
+                "LOCK TABLE projection_positions IN EXCLUSIVE MODE",
+                positional="%s",
+                pipelined=True,
+                array_types=self._array_types,
             )
 
     @contextmanager
