@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from projections import postgres_arrays
+from projections.sqlite_checkpoints import BackgroundCheckpoints
 
 # Every read-model table and its key columns (the schema itself is in migrations/).
 TABLE_KEYS: dict[str, tuple[str, ...]] = {
@@ -236,11 +237,13 @@ class SqliteTables(SqlTables):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._write_lock = threading.Lock()
         self._readers = threading.local()
+        self._checkpoints = BackgroundCheckpoints(self.path)
 
     def connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         _use_write_ahead_log(connection)
         connection.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a crash loses no committed page's order
+        connection.execute("PRAGMA wal_autocheckpoint=0")  # a thread of its own checkpoints (sqlite_checkpoints.py)
         return connection
 
     @contextmanager
@@ -256,6 +259,7 @@ class SqliteTables(SqlTables):
                 raise
             finally:
                 connection.close()
+        self._checkpoints.nudge()
 
     @contextmanager
     def reading_cursor(self) -> Iterator[sqlite3.Cursor]:
