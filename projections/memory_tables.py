@@ -65,6 +65,11 @@ class MemoryTables:
         rows = rows[:limit] if limit is not None else rows
         return [{column: row[column] for column in columns} for row in rows] if columns else rows
 
+    def count(self, table: str, where: Row) -> int:
+        with self._lock:
+            return sum(all(row.get(column) == value for column, value in where.items())
+                       for row in self._rows[table].values())
+
     def clear(self) -> None:
         with self._lock:
             for rows in self._rows.values():

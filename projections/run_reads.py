@@ -155,10 +155,12 @@ class RunReads:
         rows = self.tables.select("run_steps", {"run_id": str(run_id), "org_id": str(org_id)}, order=[("step", True)])
         return [read_row(StepRow, r) for r in rows]
 
-    def timeline(self, org_id: UUID, run_id: UUID) -> list[TimelineEntry]:
-        rows = self.tables.select(
-            "timeline", {"run_id": str(run_id), "org_id": str(org_id)}, order=[("log_position", False)]
-        )
+    def timeline(self, org_id: UUID, run_id: UUID, newest: int | None = None) -> list[TimelineEntry]:
+        """A run's (or a probe's) events in words, oldest first; only the `newest` ones where given."""
+        where = {"run_id": str(run_id), "org_id": str(org_id)}
+        rows = self.tables.select("timeline", where, order=[("log_position", newest is not None)], limit=newest)
+        if newest is not None:
+            rows.reverse()
         return [
             TimelineEntry(
                 r["log_position"],
@@ -170,3 +172,7 @@ class RunReads:
             )
             for r in rows
         ]
+
+    def timeline_length(self, org_id: UUID, run_id: UUID) -> int:
+        """How many events a run's timeline holds."""
+        return self.tables.count("timeline", {"run_id": str(run_id), "org_id": str(org_id)})

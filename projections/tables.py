@@ -85,6 +85,10 @@ class Tables(Protocol):
         `columns` given (every column when none is)."""
         ...
 
+    def count(self, table: str, where: Row) -> int:
+        """How many rows match `where` (a page that shows the newest rows says how many there are in all)."""
+        ...
+
     def clear(self) -> None: ...
 
 
@@ -223,6 +227,12 @@ class SqlTables:
     ) -> list[Row]:
         with self.reading_cursor() as cursor:
             return SqlTx(cursor, self.mark).select(table, where, order, after, limit, columns)
+
+    def count(self, table: str, where: Row) -> int:
+        condition = " AND ".join(f"{column} = {self.mark.format(column)}" for column in where) or "TRUE"
+        with self.reading_cursor() as cursor:
+            cursor.execute(f"SELECT COUNT(*) FROM {table} WHERE {condition}", where)
+            return int(cursor.fetchone()[0])
 
 
 class SqliteTables(SqlTables):

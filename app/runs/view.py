@@ -48,7 +48,10 @@ def run_page_context(
     # what is drawn from the rounds is built when a part shows it, not for every part (app/runs/round_views.py)
     views = round_views(read_models, identity.organization_id, run.id, stamp(run)) if tab == "overview" else NO_ROUNDS
     rounds = views.rounds
-    timeline = read_models.timeline(identity.organization_id, run.id) if tab == "timeline" else []
+    # the Timeline tab reads only the events it shows (the newest, unless Show all), and counts the others
+    timeline_length = read_models.timeline_length(identity.organization_id, run.id) if tab == "timeline" else 0
+    shown = None if show_all else TIMELINE_SHOWN
+    timeline = read_models.timeline(identity.organization_id, run.id, shown) if timeline_length else []
     objective = objective_of(run)
     steps = read_models.steps(identity.organization_id, run.id) if tab == "overview" and objective != "rl" else []
     if objective != "rl" and run.live and not steps:  # the status line says the steps on every tab
@@ -69,7 +72,8 @@ def run_page_context(
         "show_all": show_all,
         "rounds_shown": len(rounds) if show_all else ROUNDS_SHOWN,
         "log_lines_shown": len(rounds) if show_all else LOG_LINES_SHOWN,
-        "timeline_shown": len(timeline) if show_all else TIMELINE_SHOWN,
+        "timeline_shown": len(timeline),
+        "timeline_length": timeline_length,
         "settings": settings_rows(run),
         "progress": progress_of(run, objective, steps_for_status[0] if steps_for_status else None),
         "trial_finished": trial_finished(run),
