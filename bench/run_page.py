@@ -16,6 +16,7 @@ whose run did not change answers 204, which is what a polling page mostly gets: 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import statistics
 import sys
@@ -36,6 +37,7 @@ from domain.actors import Actor
 from domain.application import RUN_SNAPSHOT_INTERVAL
 from domain.runs.progress import RoundResult
 from domain.runs.settings import run_body_from_api
+from domain.storage_keys import rollout_key
 from projections.runner import ProjectionRunner
 from verity.config import Settings
 from verity.storage import open_storage
@@ -124,6 +126,22 @@ def timed(client: TestClient, clock: ServerClock, url: str, repeat: int, headers
     return statistics.median(times) * 1000, status
 
 
+def write_rollouts(storage: Any, run_id: Any, number: int, prompts: int = 64, answers: int = 8) -> None:
+    """Round `number`'s rollout file as the trainer writes it (trainer/rollouts.py): a line per prompt, with its
+    answers of about 120 tokens and their scores."""
+    lines = []
+    for index in range(prompts):
+        prompt = [{"role": "system", "content": "Answer with the number only."},
+                  {"role": "user", "content": f"What is {index} + {number}? Show your working first."}]
+        outcomes = [{"answer": f"Adding {index} and {number} step by step. " * 12 + f"The answer is {index + number}.",
+                     "reward": float(draw % 2), "cut_off": draw == 7, "failure": None, "tokens": 120}
+                    for draw in range(answers)]
+        lines.append(json.dumps({"prompt": prompt, "reference": str(index + number), "answers": outcomes}) + "\n")
+    staged = storage.stage(rollout_key(run_id, number))
+    staged.write("".join(lines).encode())
+    staged.commit()
+
+
 def scored_round(number: int, rounds: int) -> RoundResult:
     reward = None if number == 0 else min(0.2 + number / (rounds * 1.6), 1.0)
     return RoundResult(
@@ -157,15 +175,21 @@ def main() -> None:
         print(f"{scored} rounds recorded and projected in {time.perf_counter() - started:.1f} s")
         next_round = iter(range(scored + 1, args.rounds + 1))
 
+        storage = open_storage(settings)
+        write_rollouts(storage, run_id, scored)
+
         def land_round() -> None:
-            """A round arrives and the read models take it in: the run's state, and its stamp, move on."""
+            """A round arrives and the read models take it in: the run's state, and its stamp, move on. Its rollout
+            file is written first, as the trainer does, so the Samples part reads a real one."""
+            number = next(next_round)
+            write_rollouts(storage, run_id, number)
             started = time.perf_counter()
-            verity.record_round_scored(run_id, scored_round(next(next_round), scored))
+            verity.record_round_scored(run_id, scored_round(number, scored))
             record_seconds.append(time.perf_counter() - started)
             while runner.run_once():
                 pass
 
-        app = create_app(verity, read_models, runner=runner, storage=open_storage(settings))
+        app = create_app(verity, read_models, runner=runner, storage=storage)
         clock = ServerClock(app)
         with TestClient(app) as client:
             sign_in_as(client, verity, read_models, org_id)
@@ -183,7 +207,7 @@ def main() -> None:
             stamp = client.get(f"/runs/{run_id}/status", headers=htmx).text.split("?v=", 1)[1].split('"', 1)[0]
             ms, status = timed(client, clock, f"/runs/{run_id}/rounds?v={stamp}", args.repeat, htmx)
             print(f"{'unchanged poll':<22}{ms:9.1f} ms  ({status})")
-            # the Prompts tab as a whole page, filtered and sorted, and an opened prompt (no rollout files here)
+            # the Prompts tab as a whole page, filtered and sorted, and an opened prompt
             for query in ("", "?verdict=flipping", "?sort=mean&page=3"):
                 url = f"/runs/{run_id}/prompts{query}"
                 ms, _ = timed(client, clock, url, args.repeat, before=KeptByState.forget_all)
