@@ -143,8 +143,10 @@ class SqlTx:
         self.cursor.execute(self._upsert_statement(table, list(row)), row)
 
     def upsert_many(self, table: str, rows: list[Row]) -> None:
-        """Rows with the same columns, in that order, in one call (psycopg pipelines executemany). The values go by
-        place, not by name: the drivers bind a tuple faster than they look each column up in a dict."""
+        """Rows with the same columns, in that order, in one call: on PostgreSQL one statement over an array per
+        column where every value goes in its column's array as it is (projections/postgres_arrays.py), else
+        executemany (psycopg pipelines it). The values go by place, not by name: the drivers bind a tuple faster
+        than they look each column up in a dict."""
         columns = list(rows[0])
         if self.array_types is not None and len(rows) > 1:
             types = self.array_types.get(table)
