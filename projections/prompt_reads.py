@@ -66,10 +66,11 @@ class PromptCostRow:
 class PromptReads:
     tables: Tables  # provided by TableReadModels
 
-    def prompt_histories(self, org_id: UUID, run_id: UUID) -> list[PromptHistoryRow]:
-        """Every prompt the run drew, by its index."""
+    def prompt_histories(self, org_id: UUID, run_id: UUID, after_round: int | None = None) -> list[PromptHistoryRow]:
+        """Every prompt the run drew, by its index; only those drawn after `after_round` where given."""
+        after = ("last_round", after_round) if after_round is not None else None
         rows = self.tables.select("prompt_histories", {"run_id": str(run_id), "org_id": str(org_id)},
-                                  order=[("prompt_index", False)])
+                                  order=[("prompt_index", False)], after=after)
         return [read_row(PromptHistoryRow, r) for r in rows]
 
     def prompt_draws(
@@ -84,11 +85,12 @@ class PromptReads:
             draws.setdefault(r["prompt_index"], []).append(read_row(PromptDrawRow, r))
         return draws
 
-    def prompt_costs(self, org_id: UUID, run_id: UUID) -> list[PromptCostRow]:
+    def prompt_costs(self, org_id: UUID, run_id: UUID, after_round: int | None = None) -> list[PromptCostRow]:
         """Each trained round's sampling cost and the part of it that went to groups that taught nothing, oldest
-        first."""
+        first; only the rounds after `after_round` where given."""
+        after = ("round_number", after_round) if after_round is not None else None
         rows = self.tables.select("prompt_costs", {"run_id": str(run_id), "org_id": str(org_id)},
-                                  order=[("round_number", False)])
+                                  order=[("round_number", False)], after=after)
         return [
             PromptCostRow(r["round_number"], DeadCost(
                 groups=r["prompts"], dead_groups=r["dead_groups"], too_easy=r["too_easy"], too_hard=r["too_hard"],

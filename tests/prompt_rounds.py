@@ -20,14 +20,17 @@ TOKENS = 5  # every answer's tokens
 SAMPLING_SECONDS = 4.0  # every round's
 
 
-def record_prompt_rounds(verity: Any, storage: Any, run_id: UUID, rounds: list[dict[int, list[float]]]) -> None:
+def record_prompt_rounds(verity: Any, storage: Any, run_id: UUID, rounds: list[dict[int, list[float]]],
+                         first: int = 1, total: int | None = None) -> None:
     """Round 0, then one round per item of `rounds` (training prompt → its answers' scores), each with its rollout
-    file, whose prompts read "What is prompt N?" and answers "answer J to N in round R"."""
+    file, whose prompts read "What is prompt N?" and answers "answer J to N in round R". From a `first` round above
+    1, round 0 and the rounds before are taken as recorded already; `total`: the run's rounds (by default the last)."""
     recorder = ProgressRecorder(verity, run_id)
-    total = len(rounds)
-    recorder.record(RoundScored(0, total, None, None, None, 0, 0, [], False, None, 0.3, 0,
-                                PhaseSeconds(validation=1.0), None, None, 0))
-    for number, scores in enumerate(rounds, start=1):
+    total = total if total is not None else first - 1 + len(rounds)
+    if first == 1:
+        recorder.record(RoundScored(0, total, None, None, None, 0, 0, [], False, None, 0.3, 0,
+                                    PhaseSeconds(validation=1.0), None, None, 0))
+    for number, scores in enumerate(rounds, start=first):
         answers = len(next(iter(scores.values())))
         texts = [[f"answer {j} to {i} in round {number}" for j in range(answers)] for i in scores]
         scored = ScoredRound(

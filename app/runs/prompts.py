@@ -9,13 +9,14 @@ data, never in the events), read when a prompt is opened, from the files of the 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlencode
 
+from app.runs.prompt_views import prompt_views, total_cost
 from app.runs.samples import PromptSample, SamplesUnreadable, read_prompt
+from app.runs.view import stamp
 from domain.rewards.passing import PASSING_SCORE
 from domain.runs.prompt_verdicts import VERDICTS, DeadCost, dead_cost_advice
 from projections.prompt_reads import PromptDrawRow, PromptHistoryRow
@@ -91,23 +92,14 @@ def chosen_prompts(prompts: list[PromptHistoryRow], query: PromptQuery) -> list[
     return sorted_prompts(shown, query.sort)
 
 
-def total_cost(costs: list[Any]) -> DeadCost:
-    total = DeadCost()
-    for row in costs:
-        total = total + row.cost
-    return total
-
-
 def prompts_context(read_models: Any, identity: Any, run: Any, query: PromptQuery, show_all: bool) -> dict[str, Any]:
     """The Prompts tab: the counts by verdict, the page of prompts, and the cost of dead prompts."""
-    org = identity.organization_id
-    prompts = read_models.prompt_histories(org, run.id)
-    chosen = chosen_prompts(prompts, query)
+    views = prompt_views(read_models, identity.organization_id, run.id, stamp(run))  # read once per state
+    prompts, costs, counts, total = views.histories, views.costs, views.verdict_counts, views.total_cost
+    in_order = views.sorted_by(query.sort, sorted_prompts)
+    chosen = in_order if query.verdict == "all" else [p for p in in_order if p.verdict == query.verdict]
     pages = max((len(chosen) + PROMPTS_SHOWN - 1) // PROMPTS_SHOWN, 1)
     page = min(query.page, pages)
-    costs = read_models.prompt_costs(org, run.id)
-    total = total_cost(costs)
-    counts = Counter(p.verdict for p in prompts)
     return {
         "prompt_query": replace(query, page=page),
         "prompts_total": len(prompts),

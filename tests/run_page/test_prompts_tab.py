@@ -13,6 +13,7 @@ from consoles import ClientConsole, client_console
 from prompt_rounds import record_prompt_rounds
 
 from app.auth.testing import bearer_headers
+from app.runs.round_views import KeptByState
 from domain.actors import Actor
 from domain.runs.settings import run_body_from_api
 from verity.config import Settings
@@ -136,3 +137,27 @@ def test_a_live_runs_prompts_tab_polls_with_its_filters_and_stops_once_the_run_e
     console.settle()
     ended = console.client.get(poll, headers=HTMX)
     assert ended.status_code == 200 and "every 2s" not in ended.text and '"mono">#0<' in ended.text
+
+
+def test_a_live_runs_prompts_tab_reads_what_changed_and_shows_what_a_full_read_shows(console: Console) -> None:
+    """The first viewer of a new state reads only the histories and costs of the rounds since the previous state
+    (app/runs/prompt_views.py): what it draws is what a process that never saw the run draws."""
+    body = {"name": "live", "training": {"rl": {"rounds": 4, "reward": MATH_PAIRS}}}
+    run_id = console.verity.save_run(console.org_id, console.project_id, run_body_from_api(body), OWNER).id
+    console.verity.launch_run(console.org_id, run_id, OWNER, "owner")
+    console.verity.record_preparing(run_id)
+    record_prompt_rounds(console.verity, console.storage, run_id, ROUNDS, total=4)
+    console.settle()
+    queries = ("", "?sort=mean", "?verdict=learned", "?sort=last")
+    before = [console.client.get(f"/runs/{run_id}/prompts{query}", headers=HTMX).text for query in queries]
+    # round 3 draws prompts 0, 2 and a new one (6), round 4 prompts 4, 5 and 6 again
+    later = [{0: [0, 0, 0, 0], 2: [1, 1, 1, 0], 6: [0, 1, 0, 1]}, {4: [1, 1, 1, 1], 5: [0, 0, 0, 1], 6: [1, 1, 1, 1]}]
+    for number, scores in enumerate(later, start=3):
+        record_prompt_rounds(console.verity, console.storage, run_id, [scores], first=number, total=4)
+        console.settle()
+        read_since = [console.client.get(f"/runs/{run_id}/prompts{query}", headers=HTMX).text for query in queries]
+        KeptByState.forget_all()
+        read_whole = [console.client.get(f"/runs/{run_id}/prompts{query}", headers=HTMX).text for query in queries]
+        assert read_since == read_whole and read_since != before
+        before = read_since
+    assert '"mono">#6<' in before[0] and "of 18:" in before[0]  # 6 + 6 + 3 + 3 groups
