@@ -1,4 +1,5 @@
-"""The read models' SQLite write-ahead log copied back into the database by a thread of its own, not by the writer.
+"""The read models' SQLite write-ahead log: switched on, and copied back into the database by a thread of its own,
+not by the writer.
 
 Why. SQLite's automatic checkpoint runs inside the COMMIT that passes 1,000 pages of log, and waits on the disk
 (fsync): during catch-up that was 12-15 µs an event, a sixth of the whole. Here a writer's connection does not
@@ -61,3 +62,18 @@ class BackgroundCheckpoints:
                 connection.close()
         except sqlite3.Error as error:  # another process's checkpoint, or the folder gone: the next nudge retries
             log.debug("Read-model checkpoint skipped: %s", error)
+
+
+def use_write_ahead_log(connection: sqlite3.Connection, tries: int = 100) -> None:
+    """Switch a new database to WAL. Switching needs the database to itself, and SQLite answers "database is
+    locked" at once, without its busy timeout, while another process opens the same new database (several
+    processes migrate a new data folder together): wait for it, a moment at a time."""
+    for _ in range(tries - 1):
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error):
+                raise
+            time.sleep(0.05)
+    connection.execute("PRAGMA journal_mode=WAL")

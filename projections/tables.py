@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Protocol
 
 from projections import postgres_arrays
-from projections.sqlite_checkpoints import BackgroundCheckpoints
+from projections.sqlite_checkpoints import BackgroundCheckpoints, use_write_ahead_log
 
 # Every read-model table and its key columns (the schema itself is in migrations/).
 TABLE_KEYS: dict[str, tuple[str, ...]] = {
@@ -132,8 +131,7 @@ class SqlTx:
         return self.mark.format(name)
 
     def get(self, table: str, key: Row) -> Row | None:
-        condition = " AND ".join(f"{column} = {self._p(column)}" for column in key)
-        self.cursor.execute(f"SELECT * FROM {table} WHERE {condition}", key)
+        self.cursor.execute(f"SELECT * FROM {table} WHERE {' AND '.join(self._equal(key))}", key)
         row = self.cursor.fetchone()
         return _as_dict(self.cursor, row) if row is not None else None
 
@@ -181,7 +179,7 @@ class SqlTx:
         limit: int | None = None,
         columns: Sequence[str] = (),
     ) -> list[Row]:
-        conditions = [f"{column} = {self._p(column)}" for column in where]
+        conditions = self._equal(where)
         params = dict(where)
         if after is not None:
             conditions.append(f"{after[0]} > {self._p('after_value')}")
@@ -195,6 +193,15 @@ class SqlTx:
             sql += f" LIMIT {int(limit)}"
         self.cursor.execute(sql, params)
         return [_as_dict(self.cursor, row) for row in self.cursor.fetchall()]
+
+    def count(self, table: str, where: Row) -> int:
+        condition = " AND ".join(self._equal(where)) or "TRUE"
+        self.cursor.execute(f"SELECT COUNT(*) FROM {table} WHERE {condition}", where)
+        return int(self.cursor.fetchone()[0])
+
+    def _equal(self, where: Row) -> list[str]:
+        """Each column of `where` equal to its value, as conditions."""
+        return [f"{column} = {self._p(column)}" for column in where]
 
 
 def _on_conflict(table: str, columns: Sequence[str]) -> str:
@@ -231,10 +238,8 @@ class SqlTables:
             return SqlTx(cursor, self.mark).select(table, where, order, after, limit, columns)
 
     def count(self, table: str, where: Row) -> int:
-        condition = " AND ".join(f"{column} = {self.mark.format(column)}" for column in where) or "TRUE"
         with self.reading_cursor() as cursor:
-            cursor.execute(f"SELECT COUNT(*) FROM {table} WHERE {condition}", where)
-            return int(cursor.fetchone()[0])
+            return SqlTx(cursor, self.mark).count(table, where)
 
 
 class SqliteTables(SqlTables):
@@ -253,7 +258,7 @@ class SqliteTables(SqlTables):
 
     def connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-        _use_write_ahead_log(connection)
+        use_write_ahead_log(connection)
         connection.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a crash loses no committed page's order
         connection.execute("PRAGMA wal_autocheckpoint=0")  # a thread of its own checkpoints (sqlite_checkpoints.py)
         return connection
@@ -333,18 +338,3 @@ def open_tables(settings: Any) -> SqliteTables | PostgresTables:
     if settings.postgres is not None:
         return PostgresTables(settings.postgres.conninfo)
     return SqliteTables(settings.read_model_path)
-
-
-def _use_write_ahead_log(connection: sqlite3.Connection, tries: int = 100) -> None:
-    """Switch a new database to WAL. Switching needs the database to itself, and SQLite answers "database is
-    locked" at once, without its busy timeout, while another process opens the same new database (several
-    processes migrate a new data folder together): wait for it, a moment at a time."""
-    for _ in range(tries - 1):
-        try:
-            connection.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as error:
-            if "locked" not in str(error):
-                raise
-            time.sleep(0.05)
-    connection.execute("PRAGMA journal_mode=WAL")

@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import Any
 from uuid import UUID
 
-from app.runs.round_views import KEPT, KeptByState
+from app.runs.round_views import KeptByRunState
 from domain.runs.prompt_verdicts import DeadCost
 from projections.prompt_reads import PromptCostRow, PromptHistoryRow
 
@@ -47,13 +47,26 @@ class PromptViews:
     def total_cost(self) -> DeadCost:
         return total_cost(self.costs)
 
-    def sorted_by(self, sort: str, sort_rows: Callable[[list[PromptHistoryRow], str], list[PromptHistoryRow]]
-                  ) -> list[PromptHistoryRow]:
+    def sorted_by(self, sort: str) -> list[PromptHistoryRow]:
         """The histories in a sort of the list, sorted once per state (the tab's readers mostly keep one sort)."""
         with self._lock:
             if sort not in self._sorted:
-                self._sorted[sort] = sort_rows(self.histories, sort)
+                self._sorted[sort] = sorted_prompts(self.histories, sort)
             return self._sorted[sort]
+
+
+# Each sort of the list (app/runs/prompts.py names them), ties by prompt number
+_SORT_KEYS: dict[str, Callable[[PromptHistoryRow], Any]] = {
+    "drawn": lambda p: (-p.draws, p.prompt_index),
+    "mean": lambda p: (p.mean_score, p.prompt_index),
+    "mean-desc": lambda p: (-p.mean_score, p.prompt_index),
+    "last": lambda p: (-p.last_round, p.prompt_index),
+    "index": lambda p: p.prompt_index,
+}
+
+
+def sorted_prompts(prompts: list[PromptHistoryRow], sort: str) -> list[PromptHistoryRow]:
+    return sorted(prompts, key=_SORT_KEYS[sort])
 
 
 def total_cost(costs: list[PromptCostRow]) -> DeadCost:
@@ -64,20 +77,13 @@ def total_cost(costs: list[PromptCostRow]) -> DeadCost:
     return total
 
 
-_views: KeptByState[PromptViews] = KeptByState(KEPT)
-_latest: KeptByState[PromptViews] = KeptByState(KEPT)  # each run's latest views, whatever their state
+_prompt_views: KeptByRunState[PromptViews] = KeptByRunState()
 
 
 def prompt_views(read_models: Any, org_id: UUID, run_id: UUID, stamp: str) -> PromptViews:
     """The run's prompt histories and costs at the state `stamp`."""
-    run_key = (id(read_models), org_id, run_id)
-
-    def make() -> tuple[PromptViews, bool]:
-        views = prompt_views_since(read_models, org_id, run_id, _latest.peek(run_key))
-        _latest.put(run_key, views)
-        return views, True
-
-    return _views.get((*run_key, stamp), make)
+    return _prompt_views.get(read_models, org_id, run_id, stamp,
+                             lambda before: prompt_views_since(read_models, org_id, run_id, before))
 
 
 def prompt_views_since(read_models: Any, org_id: UUID, run_id: UUID, before: PromptViews | None) -> PromptViews:

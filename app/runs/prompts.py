@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlencode
 
-from app.runs.prompt_views import prompt_views, total_cost
+from app.runs.prompt_views import prompt_views, sorted_prompts, total_cost
 from app.runs.samples import PromptSample, SamplesUnreadable, read_prompt
 from app.runs.view import stamp
 from domain.rewards.passing import PASSING_SCORE
@@ -76,17 +76,6 @@ class PromptQuery:
         return urlencode({k: v for k, v in values.items() if v != getattr(PromptQuery, k)})
 
 
-def sorted_prompts(prompts: list[PromptHistoryRow], sort: str) -> list[PromptHistoryRow]:
-    keys = {
-        "drawn": lambda p: (-p.draws, p.prompt_index),
-        "mean": lambda p: (p.mean_score, p.prompt_index),
-        "mean-desc": lambda p: (-p.mean_score, p.prompt_index),
-        "last": lambda p: (-p.last_round, p.prompt_index),
-        "index": lambda p: p.prompt_index,
-    }
-    return sorted(prompts, key=keys[sort])
-
-
 def chosen_prompts(prompts: list[PromptHistoryRow], query: PromptQuery) -> list[PromptHistoryRow]:
     shown = prompts if query.verdict == "all" else [p for p in prompts if p.verdict == query.verdict]
     return sorted_prompts(shown, query.sort)
@@ -96,7 +85,7 @@ def prompts_context(read_models: Any, identity: Any, run: Any, query: PromptQuer
     """The Prompts tab: the counts by verdict, the page of prompts, and the cost of dead prompts."""
     views = prompt_views(read_models, identity.organization_id, run.id, stamp(run))  # read once per state
     prompts, costs, counts, total = views.histories, views.costs, views.verdict_counts, views.total_cost
-    in_order = views.sorted_by(query.sort, sorted_prompts)
+    in_order = views.sorted_by(query.sort)
     chosen = in_order if query.verdict == "all" else [p for p in in_order if p.verdict == query.verdict]
     pages = max((len(chosen) + PROMPTS_SHOWN - 1) // PROMPTS_SHOWN, 1)
     page = min(query.page, pages)

@@ -124,22 +124,32 @@ class _Making(Generic[T]):
         self.value: T | None = None
 
 
-_views: KeptByState[RoundViews] = KeptByState(KEPT)
+class KeptByRunState(Generic[T]):
+    """A value per state of a run, made by the first request of that state from the run's latest value of any state
+    (None at first): what changed since is read, the rest taken from it."""
+
+    def __init__(self, kept: int = KEPT) -> None:
+        self._by_state: KeptByState[T] = KeptByState(kept)
+        self._latest: KeptByState[T] = KeptByState(kept)  # each run's latest value, whatever its state
+
+    def get(self, read_models: Any, org_id: UUID, run_id: UUID, stamp: str, since: Callable[[T | None], T]) -> T:
+        run_key = (id(read_models), org_id, run_id)
+
+        def make() -> tuple[T, bool]:
+            value = since(self._latest.peek(run_key))
+            self._latest.put(run_key, value)
+            return value, True
+
+        return self._by_state.get((*run_key, stamp), make)
 
 
-_latest: KeptByState[RoundViews] = KeptByState(KEPT)  # each run's latest views, whatever their state
+_round_views: KeptByRunState[RoundViews] = KeptByRunState()
 
 
 def round_views(read_models: Any, org_id: UUID, run_id: UUID, stamp: str) -> RoundViews:
     """The run's rounds (newest first, as the read model gives them) and their drawings, at the state `stamp`."""
-    run_key = (id(read_models), org_id, run_id)
-
-    def make() -> tuple[RoundViews, bool]:
-        views = RoundViews(rounds_since(read_models, org_id, run_id, _latest.peek(run_key)))
-        _latest.put(run_key, views)
-        return views, True
-
-    return _views.get((*run_key, stamp), make)
+    return _round_views.get(read_models, org_id, run_id, stamp,
+                            lambda before: RoundViews(rounds_since(read_models, org_id, run_id, before)))
 
 
 def rounds_since(read_models: Any, org_id: UUID, run_id: UUID, before: RoundViews | None) -> list[RoundRow]:
