@@ -135,14 +135,16 @@ class RunReads:
             for r in rows
         ]
 
-    def samples(self, org_id: UUID, run_id: UUID) -> list[RolloutFileRow]:
-        """The run's rollout files, newest first: the trainer writes round-NNN.jsonl for every round it trains (from
-        round 1; round 0 only validates), when it scores the round, so the rounds' rows index them."""
+    def samples(self, org_id: UUID, run_id: UUID, newest: int | None = None) -> list[RolloutFileRow]:
+        """The run's rollout files, newest first (only the `newest` ones where given): the trainer writes
+        round-NNN.jsonl for every round it trains (from round 1; round 0 only validates), when it scores the round,
+        so the rounds' rows index them."""
         rows = self.tables.select(
             "rounds",
             {"run_id": str(run_id), "org_id": str(org_id)},
             order=[("round_number", True)],
             after=("round_number", 0),
+            limit=newest,
             columns=("round_number", "scored_at"),
         )
         return [

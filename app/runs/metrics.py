@@ -5,7 +5,7 @@ Pure functions of the rounds (newest first, as the read model gives them); nothi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,11 +85,18 @@ LOSS_HINT = (
 def tiles(rounds: Sequence[RoundRow]) -> list[Tile]:
     """Steps, Final Reward, Best Reward, Best Accuracy, Final Loss (001), over the rounds trained so far."""
     trained = _trained(rounds)
-    rewards = [r.reward for r in trained if r.reward is not None]
-    accuracies = [r.accuracy for r in trained if r.accuracy is not None]
-    losses = [r.loss for r in trained if r.loss is not None]
+    return tiles_of(len(trained), *(known_values(trained, name) for name in ("reward", "accuracy", "loss")))
+
+
+def known_values(rounds: Sequence[RoundRow], field: str) -> list[float]:
+    """The rounds' values of `field`, those they have, in their order."""
+    return [value for value in (getattr(r, field) for r in rounds) if value is not None]
+
+
+def tiles_of(steps: int, rewards: Sequence[float], accuracies: Sequence[float], losses: Sequence[float]) -> list[Tile]:
+    """The tiles from the trained rounds' count and the rewards, accuracies and losses they have, oldest first."""
     return [
-        Tile("Steps", str(len(trained)), "Rounds trained so far; each round is one update of the adapter."),
+        Tile("Steps", str(steps), "Rounds trained so far; each round is one update of the adapter."),
         Tile("Final Reward", _number(rewards[-1] if rewards else None), "The reward of the latest round."),
         Tile("Best Reward", _number(max(rewards) if rewards else None), "The highest reward of any round."),
         Tile(
@@ -103,7 +110,12 @@ def tiles(rounds: Sequence[RoundRow]) -> list[Tile]:
 
 def trends(rounds: Sequence[RoundRow]) -> list[Trend]:
     trained = _trained(rounds)
-    found = [trend("Accuracy", [r.accuracy for r in trained]), trend("Reward", [r.reward for r in trained])]
+    return trends_of(known_values(trained, "accuracy"), known_values(trained, "reward"))
+
+
+def trends_of(accuracies: Sequence[float], rewards: Sequence[float]) -> list[Trend]:
+    """The Accuracy and Reward trends from the values the trained rounds have, oldest first."""
+    found = [trend("Accuracy", accuracies), trend("Reward", rewards)]
     return [t for t in found if t is not None]
 
 
@@ -111,66 +123,102 @@ def _percent(value: float | None) -> float | None:
     return None if value is None else round(value * 100, 2)
 
 
-def reward_chart(rounds: Sequence[RoundRow]) -> dict[str, Any]:
-    """000's Reward chart: Reward and Validation by round, 0-100%; round 0 has Validation only."""
-    ordered = sorted(rounds, key=lambda r: r.round_number)
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+@dataclass(frozen=True)
+class Line:
+    """A line of a chart: its name, its point for a round (None where the round has none), and its color."""
+
+    name: str
+    point: Callable[[RoundRow], float | None]
+    color: str
+
+
+# 000's Reward chart: Reward and Validation by round, 0-100%; round 0 has Validation only
+REWARD_LINES = (
+    Line("Reward", lambda r: _percent(r.reward), "#2952cc"),
+    Line("Validation", lambda r: _percent(r.validation_reward), "#1a7f37"),
+)
+
+
+def reward_chart_document(x: Any, ys: Sequence[Any]) -> dict[str, Any]:
+    """The Reward chart for the rounds `x` (every round, oldest first) and each of REWARD_LINES' points `ys`."""
     return {
-        "x": [r.round_number for r in ordered],
-        "series": [
-            {"name": "Reward", "y": [_percent(r.reward) for r in ordered], "color": "#2952cc"},
-            {"name": "Validation", "y": [_percent(r.validation_reward) for r in ordered], "color": "#1a7f37"},
-        ],
+        "x": x,
+        "series": [{"name": line.name, "y": y, "color": line.color} for line, y in zip(REWARD_LINES, ys, strict=True)],
         "percent": True,
         "label": "Reward and validation by round",
     }
 
 
+def reward_chart(rounds: Sequence[RoundRow]) -> dict[str, Any]:
+    ordered = sorted(rounds, key=lambda r: r.round_number)
+    return reward_chart_document([r.round_number for r in ordered],
+                                 [[line.point(r) for r in ordered] for line in REWARD_LINES])
+
+
 @dataclass(frozen=True)
 class SmallChart:
-    """A chart of the RL metrics: its line on the left axis (in `unit`), and another on the right axis in % where
-    it helps read the first (the signal beside the entropy, the cut-off share beside the answers' length)."""
+    """A chart of the RL metrics over the trained rounds: its line on the left axis (in `unit`), and another on the
+    right axis in % where it helps read the first (the signal beside the entropy, the cut-off share beside the
+    answers' length). Drawn only where its line has a point; the line beside only where it has one."""
 
     title: str
     label: str
     unit: str  # the left axis's title; "%" draws it from 0 to 100%
-    values: list[float | None]
-    color: str
-    beside: tuple[str, list[float | None], str] | None = None  # (name, values in %, color), on the right axis
+    line: Line
+    beside: Line | None = None  # on the right axis, in %
 
-    def drawn(self, x: list[int]) -> dict[str, Any]:
-        series = [{"name": self.title, "y": _rounded(self.values), "color": self.color}]
-        if self.beside is not None and any(v is not None for v in self.beside[1]):
-            name, values, color = self.beside
-            series.append({"name": name, "y": _rounded(values), "color": color, "axis": "y2"})
+    @property
+    def lines(self) -> tuple[Line, ...]:
+        return (self.line,) if self.beside is None else (self.line, self.beside)
+
+    def document(self, x: Any, y: Any, beside: Any = None) -> dict[str, Any]:
+        """The chart for the rounds `x` and its lines' points; `beside` None: the line beside is not drawn."""
+        series = [{"name": self.line.name, "y": y, "color": self.line.color}]
+        if self.beside is not None and beside is not None:
+            series.append({"name": self.beside.name, "y": beside, "color": self.beside.color, "axis": "y2"})
         return {"title": self.title, "label": self.label, "x": x, "series": series, "percent": self.unit == "%",
                 "y_title": self.unit, "y2_title": "%" if len(series) > 1 else None}
 
 
-def _rounded(values: list[float | None]) -> list[float | None]:
-    return [None if v is None else round(v, 4) for v in values]
+def _in(unit: str, field: str) -> Callable[[RoundRow], float | None]:
+    """A round's `field`, in % where the unit is, rounded to four places."""
+    if unit == "%":
+        return lambda r: _rounded(_percent(getattr(r, field)))
+    return lambda r: _rounded(getattr(r, field))
+
+
+# Accuracy, Loss, Entropy (with the Signal), Answer length (with the Cut-off share), Gradient norm and (with Epochs
+# above 1) Clipped by round: the series the rounds logged, each with its axis's unit
+SMALL_CHARTS = (
+    SmallChart("Accuracy", "Share of right answers by round", "%", Line("Accuracy", _in("%", "accuracy"), "#2952cc")),
+    SmallChart("Loss", "Loss by round (close to 0 by construction in GRPO)", "loss",
+               Line("Loss", _in("loss", "loss"), "#b35900")),
+    # no KL line: the update has no KL term (trainer/grpo.py), so KL would be a flat 0
+    SmallChart("Entropy", "Mean token entropy of the sampled answers by round, and the share of prompts learned from "
+               "(Signal)", "nats a token", Line("Entropy", _in("", "token_entropy"), "#7a3fbf"),
+               Line("Signal", _in("%", "signal"), "#2952cc")),
+    SmallChart("Answer length", "Mean tokens per sampled answer by round, and the share of answers cut off at Longest "
+               "sampled answer", "tokens", Line("Answer length", _in("", "mean_answer_tokens"), "#0f766e"),
+               Line("Cut off", _in("%", "cut_off"), "#b91c1c")),
+    SmallChart("Gradient norm", "The update's gradient norm before clipping, by round", "norm",
+               Line("Gradient norm", _in("", "grad_norm"), "#475569")),
+    # with Epochs above 1: how much of the passes after the first the clipped ratio held back
+    SmallChart("Clipped", "Share of answer tokens the clip held back in the passes after the first, by round", "%",
+               Line("Clipped", _in("%", "clipped"), "#be123c")),
+)
 
 
 def small_charts(rounds: Sequence[RoundRow]) -> list[dict[str, Any]]:
-    """Accuracy, Loss, Entropy (with the Signal), Answer length (with the Cut-off share), Gradient norm and (with
-    Epochs above 1) Clipped by round: the series the rounds logged, each with its axis's unit."""
     trained = _trained(rounds)
     x = [r.round_number for r in trained]
-    signal = ("Signal", [_percent(r.signal) for r in trained], "#2952cc")
-    cut_off = ("Cut off", [_percent(r.cut_off) for r in trained], "#b91c1c")
-    charts = [
-        SmallChart("Accuracy", "Share of right answers by round", "%", [_percent(r.accuracy) for r in trained],
-                   "#2952cc"),
-        SmallChart("Loss", "Loss by round (close to 0 by construction in GRPO)", "loss",
-                   [r.loss for r in trained], "#b35900"),
-        # no KL line: the update has no KL term (trainer/grpo.py), so KL would be a flat 0
-        SmallChart("Entropy", "Mean token entropy of the sampled answers by round, and the share of prompts "
-                   "learned from (Signal)", "nats a token", [r.token_entropy for r in trained], "#7a3fbf", signal),
-        SmallChart("Answer length", "Mean tokens per sampled answer by round, and the share of answers cut off at "
-                   "Longest sampled answer", "tokens", [r.mean_answer_tokens for r in trained], "#0f766e", cut_off),
-        SmallChart("Gradient norm", "The update's gradient norm before clipping, by round", "norm",
-                   [r.grad_norm for r in trained], "#475569"),
-        # with Epochs above 1: how much of the passes after the first the clipped ratio held back
-        SmallChart("Clipped", "Share of answer tokens the clip held back in the passes after the first, by round",
-                   "%", [_percent(r.clipped) for r in trained], "#be123c"),
-    ]
-    return [chart.drawn(x) for chart in charts if any(v is not None for v in chart.values)]
+    drawn = []
+    for chart in SMALL_CHARTS:
+        ys = [[line.point(r) for r in trained] for line in chart.lines]
+        if any(v is not None for v in ys[0]):
+            beside = ys[1] if len(ys) > 1 and any(v is not None for v in ys[1]) else None
+            drawn.append(chart.document(x, ys[0], beside))
+    return drawn

@@ -12,17 +12,17 @@ of a new state reads only the rounds after those of the run's previous state, no
 
 from __future__ import annotations
 
-import json
 import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar, Generic, TypeVar
 from uuid import UUID
 
-from app.runs.metrics import Tile, Trend, reward_chart, small_charts, tiles, trends
+from app.runs.metrics import Tile, Trend
+from app.runs.round_points import RoundPoints
 from projections.rows import RoundRow
 
 KEPT = 128  # run states kept: a few per live run being watched
@@ -33,23 +33,40 @@ T = TypeVar("T")
 class RoundViews:
     """Each drawing is built on first use; two requests building one at once both get the same answer."""
 
-    rounds: list[RoundRow]
+    rounds: list[RoundRow]  # newest first, as the read model gives them
+    points: RoundPoints = field(default_factory=RoundPoints)  # theirs, oldest first
 
     @cached_property
     def chart(self) -> str:
-        return json.dumps(reward_chart(self.rounds))
+        return self.points.reward_chart()
 
     @cached_property
     def small_charts(self) -> list[str]:
-        return [json.dumps(chart) for chart in small_charts(self.rounds)]
+        return self.points.small_charts()
 
     @cached_property
     def trends(self) -> list[Trend]:
-        return trends(self.rounds)
+        return self.points.trends()
 
     @cached_property
     def tiles(self) -> list[Tile]:
-        return tiles(self.rounds)
+        return self.points.tiles()
+
+    @property
+    def trained(self) -> bool:
+        return self.points.trained_rounds > 0
+
+    @property
+    def round_zero(self) -> RoundRow | None:
+        return self.rounds[-1] if self.rounds and self.rounds[-1].round_number == 0 else None
+
+    def round(self, number: int | None) -> RoundRow | None:
+        """Round `number`, found by its place: the rounds are 0, 1, 2, ... without a gap."""
+        if number is None:
+            return None
+        place = len(self.rounds) - 1 - number
+        found = self.rounds[place] if 0 <= place < len(self.rounds) else None
+        return found if found is not None and found.round_number == number else None
 
 
 NO_ROUNDS = RoundViews([])  # a tab that shows no rounds (the timeline)
@@ -149,14 +166,16 @@ _round_views: KeptByRunState[RoundViews] = KeptByRunState()
 def round_views(read_models: Any, org_id: UUID, run_id: UUID, stamp: str) -> RoundViews:
     """The run's rounds (newest first, as the read model gives them) and their drawings, at the state `stamp`."""
     return _round_views.get(read_models, org_id, run_id, stamp,
-                            lambda before: RoundViews(rounds_since(read_models, org_id, run_id, before)))
+                            lambda before: views_since(read_models, org_id, run_id, before))
 
 
-def rounds_since(read_models: Any, org_id: UUID, run_id: UUID, before: RoundViews | None) -> list[RoundRow]:
-    """The run's rounds: those after `before`'s added to them, or all read again where `before` has none or the
-    rounds do not join up (a run's rounds are 0, 1, 2, ... newest first)."""
+def views_since(read_models: Any, org_id: UUID, run_id: UUID, before: RoundViews | None) -> RoundViews:
+    """The run's rounds and their points: those after `before`'s added to them, or all read again where `before`
+    has none or the rounds do not join up (a run's rounds are 0, 1, 2, ... newest first)."""
     if before is not None and before.rounds:
-        rounds = read_models.rounds(org_id, run_id, after=before.rounds[0].round_number) + before.rounds
+        arrived = read_models.rounds(org_id, run_id, after=before.rounds[0].round_number)
+        rounds = arrived + before.rounds
         if rounds[0].round_number == len(rounds) - 1 and rounds[-1].round_number == 0:
-            return rounds
-    return read_models.rounds(org_id, run_id)
+            return RoundViews(rounds, before.points.taking(arrived[::-1]))
+    rounds = read_models.rounds(org_id, run_id)
+    return RoundViews(rounds, RoundPoints().taking(rounds[::-1]))

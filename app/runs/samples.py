@@ -128,9 +128,11 @@ def _sample(line: dict[str, Any]) -> PromptSample:
 def samples_context(read_models: Any, identity: Any, run: Any, storage: Any, round_number: int | None) -> dict:
     """The Samples part: the picker's rounds, the chosen one, whether it follows the latest, its prompts or why
     they could not be loaded."""
-    files = read_models.samples(identity.organization_id, run.id)
+    files = read_models.samples(identity.organization_id, run.id, newest=ROUNDS_OFFERED)
     offered = offered_rounds(files)
     chosen = round_number if round_number is not None else (offered[0] if offered else None)
+    if chosen is not None and chosen not in offered:  # an older round, asked for by its address
+        files = read_models.samples(identity.organization_id, run.id)
     context: dict[str, Any] = {
         "sample_rounds": offered,
         "sample_round": chosen,

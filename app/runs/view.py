@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from app.runs.progress import progress_of
+from app.runs.round_points import RoundPoints
 from app.runs.round_views import NO_ROUNDS, round_views
 from app.runs.steps import loss_chart, objective_of
 from app.shell.identity import Identity
@@ -23,7 +24,7 @@ from domain.runs.objectives import OBJECTIVE_NAMES
 from domain.runs.reward import training_prompts
 from domain.runs.run_settings import OBJECTIVE_BLOCKS
 from domain.runs.states import FINISHED_WITH_ADAPTER
-from projections.rows import RoundRow, RunDetail, StepRow
+from projections.rows import RunDetail, StepRow
 from projections.store import ReadModels
 
 
@@ -67,7 +68,7 @@ def run_page_context(
         "stamp": stamp(run),
         "tab": tab,
         "rounds": rounds,
-        "best": best_round_row(run, rounds),
+        "best": views.round(run.best_round),
         "timeline": timeline,
         "show_all": show_all,
         "rounds_shown": len(rounds) if show_all else ROUNDS_SHOWN,
@@ -81,11 +82,11 @@ def run_page_context(
         "score_against_baseline": can_score_against_baseline(run),
         "refusal": None,  # a launch or retry refused: the words, shown beside the run's actions
         "plan_refused": False,  # ... by the plan: with Upgrade, or See plans (templates/auth/plan_notice.html)
-        "time_left": time_left(run, rounds) if objective == "rl" else steps_time_left(run, steps_for_status),
+        "time_left": time_left(run, views.points) if objective == "rl" else steps_time_left(run, steps_for_status),
         "launch_confirmation": launch_confirmation(run),
         "views": views,
-        "trained": any(r.round_number >= 1 for r in rounds),
-        "round_zero": next((r for r in rounds if r.round_number == 0), None),
+        "trained": views.trained,
+        "round_zero": views.round_zero,
         "trial": trial_rows(run),
         "finished_with_adapter": run.state in FINISHED_WITH_ADAPTER and run.adapter is not None,
         "merge": run.merge,
@@ -93,10 +94,6 @@ def run_page_context(
         "identity": identity,
         "section": "runs",
     }
-
-
-def best_round_row(run: RunDetail, rounds: list[RoundRow]) -> RoundRow | None:
-    return next((r for r in rounds if r.round_number == run.best_round), None)
 
 
 def settings_rows(run: RunDetail) -> list[tuple[str, str]]:
@@ -147,15 +144,14 @@ def duration(seconds: float) -> str:
     return f"{hours} h {rest // 60} min" if hours else f"{max(round(rest / 60), 1)} min"
 
 
-def time_left(run: RunDetail, rounds: list[RoundRow]) -> str:
+def time_left(run: RunDetail, points: RoundPoints) -> str:
     """Time left (est.): the mean time of the rounds trained so far, times the rounds still to go."""
     if run.state not in ("preparing", "training"):
         return ""
-    trained = [r for r in rounds if r.round_number >= 1]
-    if not trained:
+    if not points.trained_rounds:
         return "estimated once the first round is scored"
-    mean = sum(r.sampling_seconds + r.grading_seconds + r.update_seconds + r.validation_seconds for r in trained)
-    return duration(mean / len(trained) * max(run.rounds_total - run.rounds_done, 0))
+    mean = points.trained_seconds / points.trained_rounds
+    return duration(mean * max(run.rounds_total - run.rounds_done, 0))
 
 
 def steps_time_left(run: RunDetail, steps: list[StepRow]) -> str:

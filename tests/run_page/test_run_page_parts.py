@@ -171,6 +171,20 @@ def test_samples_that_cannot_be_read_say_why_and_offer_retry(page: Page) -> None
     assert "now here" in page.client.get(f"/runs/{run_id}/samples?round=1", headers=HTMX).text
 
 
+def test_the_picker_offers_the_newest_ten_rounds_and_an_older_one_opens_by_its_address(page: Page) -> None:
+    run_id = page.launched_run(rounds=20)
+    for number in range(13):
+        page.score(run_id, number, None if number == 0 else 0.4, 0.3)
+    for number in (1, 12):
+        page.rollouts(run_id, number, [rollout_line(f"asked in round {number}", [("80", 1.0, False, None)])])
+    page.settle()
+    latest = page.client.get(f"/runs/{run_id}/samples", headers=HTMX).text
+    assert re.findall(r'<option value="(\d+)"', latest) == [str(n) for n in range(12, 2, -1)]
+    assert "asked in round 12" in latest
+    older = page.client.get(f"/runs/{run_id}/samples?round=1", headers=HTMX).text
+    assert "asked in round 1<" in older and "could not be loaded" not in older
+
+
 def test_a_finished_run_gives_its_history_and_offers_merge_and_a_new_run_from_its_adapter(page: Page) -> None:
     run_id = page.finished_run()
     page.settle()

@@ -1,0 +1,106 @@
+"""A run's charts, tiles and trends kept a round at a time: what each round adds is worked out once, when it arrives.
+
+A 1,000-round run's charts hold 13 lines of 1,000 points; rounding them and writing them out as JSON again for every
+new state of the run cost its first viewer ~10 ms a round. A round's row never changes once scored, so its points are
+kept as JSON text, and a chart is its points joined: the first viewer after a round works out that round's points.
+What is drawn is what app/runs/metrics.py draws from all the rounds (tests/run_page/test_round_points.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.runs.metrics import (
+    REWARD_LINES,
+    SMALL_CHARTS,
+    Tile,
+    Trend,
+    known_values,
+    reward_chart_document,
+    tiles_of,
+    trends_of,
+)
+from projections.rows import RoundRow
+
+TILED = ("reward", "accuracy", "loss")  # the figures the tiles and trends read, in tiles_of's order
+_POINTS = "\u0000points:"  # a placeholder for a line's points in a chart's JSON; no name or label holds it
+
+
+@dataclass(frozen=True)
+class RoundPoints:
+    """The points of the rounds 0 to `rounds - 1`, oldest first, as JSON text: `every` of every round (the Reward
+    chart), `trained` of the rounds after round 0 (the small charts), each line by its key; `known` the values of
+    the trained rounds that have one (the tiles and trends); the seconds the trained rounds took (Time left)."""
+
+    rounds: int = 0
+    every: dict[str, list[str]] = field(default_factory=dict)
+    trained: dict[str, list[str]] = field(default_factory=dict)
+    drawn: frozenset[str] = frozenset()  # the lines of the small charts with a point
+    known: dict[str, list[float]] = field(default_factory=dict)
+    trained_seconds: float = 0.0
+
+    def taking(self, rounds: Sequence[RoundRow]) -> RoundPoints:
+        """These points and those of `rounds` (the next rounds, oldest first), leaving these as they are: viewers
+        of the run's earlier state may still be drawing from them. Taken a line at a time: a run's first viewer
+        takes all its rounds at once."""
+        trained = [r for r in rounds if r.round_number >= 1]
+        every_points = {"x": [r.round_number for r in rounds]}
+        every_points |= {line.name: [line.point(r) for r in rounds] for line in REWARD_LINES}
+        trained_points = {"x": [r.round_number for r in trained]}
+        trained_points |= {line.name: [line.point(r) for r in trained]
+                           for chart in SMALL_CHARTS for line in chart.lines}
+        drawn = self.drawn | {name for name, points in trained_points.items()
+                              if name != "x" and any(point is not None for point in points)}
+        known = {name: [*self.known.get(name, ()), *known_values(trained, name)] for name in TILED}
+        seconds = self.trained_seconds + sum(
+            r.sampling_seconds + r.grading_seconds + r.update_seconds + r.validation_seconds for r in trained)
+        return RoundPoints(self.rounds + len(rounds), _joined(self.every, every_points),
+                           _joined(self.trained, trained_points), frozenset(drawn), known, seconds)
+
+    @property
+    def trained_rounds(self) -> int:
+        return len(self.trained.get("x", ()))
+
+    def reward_chart(self) -> str:
+        document = reward_chart_document(_POINTS + "x", [_POINTS + line.name for line in REWARD_LINES])
+        return _with_points(document, self.every)
+
+    def small_charts(self) -> list[str]:
+        charts = []
+        for chart in SMALL_CHARTS:
+            if chart.line.name not in self.drawn:
+                continue
+            beside = _POINTS + chart.beside.name if chart.beside and chart.beside.name in self.drawn else None
+            charts.append(_with_points(chart.document(_POINTS + "x", _POINTS + chart.line.name, beside), self.trained))
+        return charts
+
+    def tiles(self) -> list[Tile]:
+        return tiles_of(self.trained_rounds, *(self.known.get(name, []) for name in TILED))
+
+    def trends(self) -> list[Trend]:
+        return trends_of(self.known.get("accuracy", []), self.known.get("reward", []))
+
+
+def _joined(texts: dict[str, list[str]], points: dict[str, list[Any]]) -> dict[str, list[str]]:
+    """Each line's texts and its next points as JSON texts, in a new list."""
+    return {name: [*texts.get(name, ()), *_as_texts(values)] for name, values in points.items()}
+
+
+def _as_texts(values: list[Any]) -> list[str]:
+    """Each value as JSON text: the list written out once (a number's text holds no ", ") and split again.
+
+    >>> _as_texts([1, 0.25, None]), _as_texts([])
+    (['1', '0.25', 'null'], [])
+    """
+    return json.dumps(values)[1:-1].split(", ") if values else []
+
+
+def _with_points(document: dict[str, Any], points: dict[str, list[str]]) -> str:
+    """`document` as JSON, each placeholder in it replaced by the array of its line's points."""
+    text = json.dumps(document)
+    for key, texts in points.items():
+        text = text.replace(json.dumps(_POINTS + key), "[" + ", ".join(texts) + "]")
+    return text

@@ -1,0 +1,74 @@
+"""The run page's charts, tiles and trends kept a round at a time draw exactly what app/runs/metrics.py draws from
+all the rounds at once, however the rounds arrive (one by one, several at a state, all at first)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from app.runs.metrics import reward_chart, small_charts, tiles, trends
+from app.runs.round_points import RoundPoints
+from projections.rows import RoundRow
+
+MAYBE = ("reward", "signal", "cut_off", "loss", "mean_answer_tokens", "token_entropy", "accuracy", "clipped",
+         "grad_norm")
+
+
+def rounds(count: int, seed: int) -> list[RoundRow]:
+    """Rounds 0 to count - 1, oldest first, each figure a value or missing at random (round 0 validated only)."""
+    rng = random.Random(seed)
+    made = []
+    for number in range(count):
+        figures = {name: None if number == 0 or rng.random() < 0.2 else rng.uniform(0, 3) for name in MAYBE}
+        figures["clipped"] = None if seed % 2 else figures["clipped"]  # with one epoch a run has no Clipped line
+        made.append(RoundRow(
+            run_id=None, round_number=number, rounds_total=count, metric_failures=0, updated=number > 0,  # type: ignore[arg-type]
+            validation_reward=rng.random(), best_round=0, sampling_seconds=rng.uniform(1, 9), grading_seconds=0.5,
+            update_seconds=rng.uniform(1, 9), validation_seconds=1.0, peak_memory_bytes=None, log_line="",
+            scored_at="", **figures))
+    return made
+
+
+def taken_in_steps(oldest_first: list[RoundRow], rng: random.Random) -> list[RoundPoints]:
+    """The points after each state of the run: a few rounds arriving at a time."""
+    states, points, at = [], RoundPoints(), 0
+    while at < len(oldest_first):
+        step = rng.choice((1, 1, 2, 5))
+        points = points.taking(oldest_first[at:at + step])
+        states.append(points)
+        at += step
+    return states
+
+
+def test_points_kept_a_round_at_a_time_draw_what_all_the_rounds_draw() -> None:
+    rng = random.Random(7)
+    for seed in range(6):
+        every = rounds(rng.randint(1, 40), seed)
+        states = taken_in_steps(every, rng)
+        for points in [*states, RoundPoints().taking(every)]:
+            so_far = every[:points.rounds]
+            newest_first = so_far[::-1]  # as the read model gives them
+            assert json.loads(points.reward_chart()) == reward_chart(newest_first)
+            assert [json.loads(chart) for chart in points.small_charts()] == small_charts(newest_first)
+            assert points.tiles() == tiles(newest_first) and points.trends() == trends(newest_first)
+            trained = [r for r in so_far if r.round_number >= 1]
+            assert points.trained_rounds == len(trained)
+            assert abs(points.trained_seconds - sum(r.sampling_seconds + r.grading_seconds + r.update_seconds
+                                                    + r.validation_seconds for r in trained)) < 1e-9
+
+
+def test_taking_rounds_leaves_the_earlier_points_as_they_were() -> None:
+    """Viewers of the run's earlier state may still be drawing from its points when a round arrives."""
+    every = rounds(6, seed=0)
+    earlier = RoundPoints().taking(every[:3])
+    chart, small = earlier.reward_chart(), earlier.small_charts()
+    later = earlier.taking(every[3:])
+    assert earlier.reward_chart() == chart and earlier.small_charts() == small and earlier.rounds == 3
+    assert json.loads(later.reward_chart())["x"] == [0, 1, 2, 3, 4, 5]
+
+
+def test_a_run_without_trained_rounds_draws_round_zero_alone() -> None:
+    points = RoundPoints().taking(rounds(1, seed=0))
+    assert json.loads(points.reward_chart())["x"] == [0]
+    assert points.small_charts() == [] and points.trends() == [] and points.trained_rounds == 0
+    assert points.tiles()[0].value == "0"
