@@ -11,10 +11,10 @@ its later rounds. The first request of a new state reads those and takes the res
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 from uuid import UUID
 
@@ -25,34 +25,81 @@ from projections.prompt_reads import PromptCostRow, PromptHistoryRow
 
 @dataclass
 class PromptViews:
+    """A state's histories and costs with what the tab draws from them, each carried from the run's previous state
+    and changed by the rows read since: the counts, the total cost, and each sort of the list asked for so far."""
+
     histories: list[PromptHistoryRow]  # by prompt index
     costs: list[PromptCostRow]  # oldest round first
-    _sorted: dict[str, list[PromptHistoryRow]] = field(default_factory=dict)
+    histories_read_to: int  # the highest round whose draws these histories hold (-1 before any)
+    verdict_counts: Counter[str]
+    total_cost: DeadCost
+    _sorted: dict[str, _Sorted] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    @property
-    def histories_read_to(self) -> int:
-        """The highest round whose draws these histories hold (-1 before any)."""
-        return max((h.last_round for h in self.histories), default=-1)
+    @classmethod
+    def of(cls, histories: list[PromptHistoryRow], costs: list[PromptCostRow]) -> PromptViews:
+        return cls(histories, costs, max((h.last_round for h in histories), default=-1),
+                   Counter(h.verdict for h in histories), total_cost(costs))
 
     @property
     def costs_read_to(self) -> int:
         return self.costs[-1].round_number if self.costs else -1
 
-    @cached_property
-    def verdict_counts(self) -> Counter[str]:
-        return Counter(h.verdict for h in self.histories)
-
-    @cached_property
-    def total_cost(self) -> DeadCost:
-        return total_cost(self.costs)
-
     def sorted_by(self, sort: str) -> list[PromptHistoryRow]:
-        """The histories in a sort of the list, sorted once per state (the tab's readers mostly keep one sort)."""
+        """The histories in a sort of the list, sorted once per run and kept in order as rows change (the tab's
+        readers mostly keep one sort)."""
         with self._lock:
             if sort not in self._sorted:
-                self._sorted[sort] = sorted_prompts(self.histories, sort)
-            return self._sorted[sort]
+                key = _SORT_KEYS[sort]
+                ordered = sorted_prompts(self.histories, sort)
+                self._sorted[sort] = _Sorted([key(h) for h in ordered], ordered)
+            return self._sorted[sort].rows
+
+    def taking(self, changed: list[PromptHistoryRow], costs: list[PromptCostRow]) -> PromptViews:
+        """These views with the histories `changed` since (new or drawn again) and the `costs` of the rounds after
+        these, leaving these as they are: viewers of the earlier state may still be drawing from them."""
+        if not changed and not costs:
+            return self
+        histories, counts = list(self.histories), Counter(self.verdict_counts)
+        indices = [h.prompt_index for h in histories]
+        replaced = []
+        for history in changed:
+            place = bisect_left(indices, history.prompt_index)
+            if place < len(indices) and indices[place] == history.prompt_index:
+                replaced.append(histories[place])
+                counts[histories[place].verdict] -= 1
+                histories[place] = history
+            else:
+                indices.insert(place, history.prompt_index)
+                histories.insert(place, history)
+            counts[history.verdict] += 1
+        with self._lock:
+            kept_sorts = dict(self._sorted)
+        read_to = max([self.histories_read_to, *(h.last_round for h in changed)])
+        total = total_cost(costs, self.total_cost)
+        return PromptViews(histories, self.costs + costs, read_to, +counts, total,
+                           {sort: kept.changed(_SORT_KEYS[sort], replaced, changed)
+                            for sort, kept in kept_sorts.items()})
+
+
+@dataclass(frozen=True)
+class _Sorted:
+    """A sort of the histories and each one's key, in the same order: a changed history moves by bisection."""
+
+    keys: list[Any]
+    rows: list[PromptHistoryRow]
+
+    def changed(self, key: Callable[[PromptHistoryRow], Any], removed: list[PromptHistoryRow],
+                added: list[PromptHistoryRow]) -> _Sorted:
+        keys, rows = list(self.keys), list(self.rows)
+        for history in removed:  # every key holds the prompt's number, so no two histories have one key
+            place = bisect_left(keys, key(history))
+            del keys[place], rows[place]
+        for history in added:
+            place = bisect_left(keys, (k := key(history)))
+            keys.insert(place, k)
+            rows.insert(place, history)
+        return _Sorted(keys, rows)
 
 
 # Each sort of the list (app/runs/prompts.py names them), ties by prompt number
@@ -69,9 +116,9 @@ def sorted_prompts(prompts: list[PromptHistoryRow], sort: str) -> list[PromptHis
     return sorted(prompts, key=_SORT_KEYS[sort])
 
 
-def total_cost(costs: list[PromptCostRow]) -> DeadCost:
-    """What sampling spent over the rounds, and on groups that taught nothing."""
-    total = DeadCost()
+def total_cost(costs: list[PromptCostRow], start: DeadCost | None = None) -> DeadCost:
+    """What sampling spent over the rounds, and on groups that taught nothing (from `start`'s figures on)."""
+    total = start or DeadCost()
     for row in costs:
         total = total + row.cost
     return total
@@ -90,13 +137,6 @@ def prompt_views_since(read_models: Any, org_id: UUID, run_id: UUID, before: Pro
     """All of them read, or `before`'s with the rows changed since it: each table by the highest round it read, so
     a round committed between the two reads is read whole by the next state."""
     if before is None:
-        return PromptViews(read_models.prompt_histories(org_id, run_id), read_models.prompt_costs(org_id, run_id))
+        return PromptViews.of(read_models.prompt_histories(org_id, run_id), read_models.prompt_costs(org_id, run_id))
     changed = read_models.prompt_histories(org_id, run_id, after_round=before.histories_read_to)
-    costs = read_models.prompt_costs(org_id, run_id, after_round=before.costs_read_to)
-    if not changed:
-        histories = before.histories
-    else:
-        by_index = {h.prompt_index: h for h in before.histories}
-        by_index.update((h.prompt_index, h) for h in changed)
-        histories = [by_index[index] for index in sorted(by_index)]
-    return PromptViews(histories, before.costs + costs if costs else before.costs)
+    return before.taking(changed, read_models.prompt_costs(org_id, run_id, after_round=before.costs_read_to))
