@@ -32,7 +32,7 @@ from litestar.testing import TestClient
 
 from app.auth.testing import sign_in_as
 from app.factory import create_app
-from app.runs.round_views import KeptByState
+from app.shell.kept import KeptByState
 from domain.actors import Actor
 from domain.application import RUN_SNAPSHOT_INTERVAL
 from domain.runs.progress import RoundResult

@@ -29,12 +29,12 @@ from app.runs.exports import AdapterUnavailable, adapter_archive, archive_name
 from app.runs.listing import runs_list_context
 from app.runs.projects import choose_project
 from app.runs.prompts import PromptQuery, opened_prompt_context, prompts_context
-from app.runs.round_views import KeptByState
 from app.runs.samples import samples_context
 from app.runs.view import run_page_context, stamp
 from app.shell.console import ConsoleController, ConsoleDep
 from app.shell.dependencies import ReadModelsDep, StorageDep
 from app.shell.identity import Identity
+from app.shell.kept import KeptByState
 from domain.errors import NotFound
 from domain.runs.settings import run_body_from_form
 from domain.written import Written

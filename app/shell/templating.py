@@ -9,6 +9,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from litestar.contrib.jinja import JinjaTemplateEngine
 from litestar.template import TemplateConfig
 
+from app.shell.fragments import KeptFragments
 from domain.rewards.batch_failures import KIND_WORDS
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent.parent / "templates"
@@ -44,6 +45,7 @@ def template_config() -> TemplateConfig[JinjaTemplateEngine]:
         undefined=StrictUndefined,  # a misspelt name fails the page (and its test) instead of rendering blank
         trim_blocks=True,
         lstrip_blocks=True,
+        extensions=[KeptFragments],  # {% kept key %}: a piece drawn once for its key (app/shell/fragments.py)
     )
     environment.filters["time"] = format_time
     environment.filters["share"] = format_share

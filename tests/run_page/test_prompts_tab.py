@@ -13,7 +13,7 @@ from consoles import ClientConsole, client_console
 from prompt_rounds import record_prompt_rounds
 
 from app.auth.testing import bearer_headers
-from app.runs.round_views import KeptByState
+from app.shell.kept import KeptByState
 from domain.actors import Actor
 from domain.runs.settings import run_body_from_api
 from verity.config import Settings

@@ -7,7 +7,8 @@ import threading
 import time
 from uuid import uuid4
 
-from app.runs.round_views import KeptByState, round_views
+from app.runs.round_views import round_views
+from app.shell.kept import KeptByState
 from domain.actors import Actor
 from domain.runs.progress import RoundResult
 from domain.runs.settings import run_body_from_api
