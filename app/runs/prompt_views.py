@@ -28,7 +28,7 @@ class PromptViews:
     """A state's histories and costs with what the tab draws from them, each carried from the run's previous state
     and changed by the rows read since: the counts, the total cost, and each sort of the list asked for so far."""
 
-    histories: list[PromptHistoryRow]  # by prompt index
+    by_index: _Sorted  # the histories by prompt index
     costs: list[PromptCostRow]  # oldest round first
     histories_read_to: int  # the highest round whose draws these histories hold (-1 before any)
     verdict_counts: Counter[str]
@@ -38,8 +38,14 @@ class PromptViews:
 
     @classmethod
     def of(cls, histories: list[PromptHistoryRow], costs: list[PromptCostRow]) -> PromptViews:
-        return cls(histories, costs, max((h.last_round for h in histories), default=-1),
+        """From all the histories (by prompt index) and costs (oldest round first)."""
+        return cls(_Sorted([h.prompt_index for h in histories], histories),
+                   costs, max((h.last_round for h in histories), default=-1),
                    Counter(h.verdict for h in histories), total_cost(costs))
+
+    @property
+    def histories(self) -> list[PromptHistoryRow]:
+        return self.by_index.rows
 
     @property
     def costs_read_to(self) -> int:
@@ -60,39 +66,39 @@ class PromptViews:
         these, leaving these as they are: viewers of the earlier state may still be drawing from them."""
         if not changed and not costs:
             return self
-        histories, counts = list(self.histories), Counter(self.verdict_counts)
-        indices = [h.prompt_index for h in histories]
-        replaced = []
-        for history in changed:
-            place = bisect_left(indices, history.prompt_index)
-            if place < len(indices) and indices[place] == history.prompt_index:
-                replaced.append(histories[place])
-                counts[histories[place].verdict] -= 1
-                histories[place] = history
-            else:
-                indices.insert(place, history.prompt_index)
-                histories.insert(place, history)
-            counts[history.verdict] += 1
+        replaced = [old for h in changed if (old := self.by_index.find(h.prompt_index)) is not None]
+        counts = Counter(self.verdict_counts)
+        counts.subtract(h.verdict for h in replaced)
+        counts.update(h.verdict for h in changed)
         with self._lock:
             kept_sorts = dict(self._sorted)
-        read_to = max([self.histories_read_to, *(h.last_round for h in changed)])
-        total = total_cost(costs, self.total_cost)
-        return PromptViews(histories, self.costs + costs, read_to, +counts, total,
-                           {sort: kept.changed(_SORT_KEYS[sort], replaced, changed)
-                            for sort, kept in kept_sorts.items()})
+        return PromptViews(
+            self.by_index.changed(_SORT_KEYS["index"], replaced, changed),
+            self.costs + costs,
+            max([self.histories_read_to, *(h.last_round for h in changed)]),
+            +counts,
+            total_cost(costs, self.total_cost),
+            {sort: kept.changed(_SORT_KEYS[sort], replaced, changed) for sort, kept in kept_sorts.items()},
+        )
 
 
 @dataclass(frozen=True)
 class _Sorted:
-    """A sort of the histories and each one's key, in the same order: a changed history moves by bisection."""
+    """Histories in an order and each one's key in it, side by side: a changed history moves by bisection. Every
+    key holds the prompt's number, so no two histories have one key."""
 
     keys: list[Any]
     rows: list[PromptHistoryRow]
 
+    def find(self, key: Any) -> PromptHistoryRow | None:
+        place = bisect_left(self.keys, key)
+        return self.rows[place] if place < len(self.keys) and self.keys[place] == key else None
+
     def changed(self, key: Callable[[PromptHistoryRow], Any], removed: list[PromptHistoryRow],
                 added: list[PromptHistoryRow]) -> _Sorted:
+        """This order without the `removed` histories and with the `added` ones, in new lists."""
         keys, rows = list(self.keys), list(self.rows)
-        for history in removed:  # every key holds the prompt's number, so no two histories have one key
+        for history in removed:
             place = bisect_left(keys, key(history))
             del keys[place], rows[place]
         for history in added:
