@@ -8,6 +8,7 @@ from pathlib import Path
 import consoles
 import httpx
 import pytest
+from run_parts import page  # noqa: F401 (the fixture of the parts' tests, tests/run_parts.py)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO_ROOT / "artifacts"

@@ -7,101 +7,15 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
 from uuid import UUID
 
-import pytest
-from consoles import ClientConsole, client_console
-from rounds import scored_round
+from run_parts import HTMX, MATH_PAIRS, OWNER, Page
 
 from app.auth.testing import bearer_headers
 from app.runs.view import ROUNDS_SHOWN
 from domain.actors import Actor
 from domain.runs.progress import TrialReport
 from domain.runs.settings import run_body_from_api
-from verity.config import Settings
-from verity.storage import LocalStorage, open_storage
-
-OWNER = Actor("person", "owner@localhost", "owner@localhost")
-HTMX = {"HX-Request": "true"}
-
-
-class SentMerges(list):
-    """The merges the app sent to the jobs; `broken` stands for a broker out of reach (its send raises)."""
-
-    broken = False
-
-    def append(self, run_id: UUID) -> None:
-        if self.broken:
-            raise ConnectionError("the broker is out of reach")
-        super().append(run_id)
-MATH_PAIRS = {"preset": "verifiable", "metric": "math_pairs", "synthetic_prompts": 64, "format_bonus": True}
-# The figures the parts show for each round after round 0: a quick round of updates on a few answers.
-QUICK_ROUND = {
-    "signal": 0.5,
-    "cut_off": 0.25,
-    "graded_answers": 3,
-    "updated": True,
-    "loss": 0.02,
-    "sampling_seconds": 3.0,
-    "grading_seconds": 0.5,
-    "update_seconds": 2.0,
-    "validation_seconds": 1.0,
-    "mean_answer_tokens": 9.0,
-    "token_entropy": 1.1,
-}
-
-
-@dataclass
-class Page(ClientConsole):
-    storage: LocalStorage
-    merged: SentMerges
-
-    def finished_run(self) -> UUID:
-        run_id = self.launched_run(rounds=2)
-        for number, reward, validation in ((0, None, 0.30), (1, 0.40, 0.45), (2, 0.55, 0.50)):
-            self.score(run_id, number, reward, validation)
-        self.verity.record_saving_adapter(run_id)
-        self.verity.record_adapter_ready(run_id, 2, f"runs/{run_id}/adapter", "ab" * 32, 4)
-        self.verity.record_completed(run_id)
-        return run_id
-
-    def launched_run(self, rounds: int = 3, kind: str = "full") -> UUID:
-        body = {"name": "parts", "kind": kind, "training": {"rl": {"rounds": rounds, "reward": MATH_PAIRS}}}
-        run_id = self.verity.save_run(self.org_id, self.project_id, run_body_from_api(body), OWNER).id
-        self.verity.launch_run(self.org_id, run_id, OWNER, "owner")
-        self.verity.record_preparing(run_id)
-        return run_id
-
-    def score(self, run_id: UUID, number: int, reward: float | None, validation: float) -> None:
-        """A round (round 0 with no `reward`) as the trainer reports it, recorded the way the jobs record it."""
-        result = scored_round(number, validation, QUICK_ROUND, reward=reward, accuracy=reward)
-        self.verity.record_round_scored(run_id, result)
-
-    def rollouts(self, run_id: UUID, number: int, lines: list[dict]) -> None:
-        staged = self.storage.stage(f"runs/{run_id}/rollouts/round-{number:03d}.jsonl")
-        staged.write("".join(json.dumps(line) + "\n" for line in lines).encode())
-        staged.commit()
-
-
-@pytest.fixture
-def page(sqlite_settings: Settings) -> Iterator[Page]:
-    merged = SentMerges()  # the jobs follow the event log and send each merge here
-    storage = open_storage(sqlite_settings)
-    with client_console(sqlite_settings, Page, {"merge": merged.append}, storage, merged=merged) as page:
-        yield page
-
-
-def rollout_line(prompt: str, answers: list[tuple[str, float, bool, str | None]]) -> dict:
-    return {
-        "prompt": [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": prompt}],
-        "reference": "80",
-        "answers": [
-            {"answer": text, "reward": reward, "cut_off": cut, "failure": failure, "tokens": 4}
-            for text, reward, cut, failure in answers
-        ],
-    }
 
 
 def test_before_round_one_the_chart_says_so_and_round_zero_is_validation_only(page: Page) -> None:
@@ -131,58 +45,6 @@ def test_a_live_part_answers_204_while_nothing_changes_and_redraws_when_a_round_
     status = page.client.get(f"/runs/{run_id}/status", headers=HTMX).text
     assert "33% of rounds done" not in status and "67% of rounds done" in status
     assert "Time left (est.): <strong>1 min</strong>" in status
-
-
-def test_samples_show_the_first_three_prompts_with_every_answer_and_its_tags(page: Page) -> None:
-    run_id = page.launched_run()
-    page.score(run_id, 0, None, 0.30)
-    page.score(run_id, 1, 0.40, 0.45)
-    long_prompt = "How fast is the train? " + "x" * 2000
-    page.rollouts(
-        run_id,
-        1,
-        [
-            rollout_line(long_prompt, [("80", 1.0, False, None), ("8" * 900, 0.0, True, None)]),
-            rollout_line("second", [("oops", 0.0, False, "execution")]),
-            rollout_line("third", [("80 km/h", 0.9, False, None)]),
-            rollout_line("fourth, not shown", [("80", 1.0, False, None)]),
-        ],
-    )
-    page.settle()
-    html = page.client.get(f"/runs/{run_id}/samples", headers=HTMX).text
-    assert html.count('<details class="sample">') == 3 and "fourth, not shown" not in html
-    assert "Answer briefly." not in html  # a prompt shows its last user message
-    assert "How fast is the train? " + "x" * (1000 - 23) + "…" in html
-    assert "8" * 600 + "…" in html and "8" * 601 not in html
-    assert html.count(">Cut off</span>") == 1 and html.count(">Metric failed</span>") == 1
-    assert '<option value="1" selected>1</option>' in html
-    assert 'hx-trigger="every 2s"' in html  # following the latest round while the run trains
-
-
-def test_samples_that_cannot_be_read_say_why_and_offer_retry(page: Page) -> None:
-    run_id = page.launched_run()
-    page.score(run_id, 0, None, 0.30)
-    page.score(run_id, 1, 0.40, 0.45)  # no rollout file written
-    page.settle()
-    html = page.client.get(f"/runs/{run_id}/samples?round=1", headers=HTMX).text
-    assert "The samples could not be loaded: " in html and "is not in the storage" in html
-    assert re.search(r'<button type="button" hx-get="/runs/[^"]+/samples\?round=1"[^>]*>Retry</button>', html)
-    page.rollouts(run_id, 1, [rollout_line("now here", [("80", 1.0, False, None)])])
-    assert "now here" in page.client.get(f"/runs/{run_id}/samples?round=1", headers=HTMX).text
-
-
-def test_the_picker_offers_the_newest_ten_rounds_and_an_older_one_opens_by_its_address(page: Page) -> None:
-    run_id = page.launched_run(rounds=20)
-    for number in range(13):
-        page.score(run_id, number, None if number == 0 else 0.4, 0.3)
-    for number in (1, 12):
-        page.rollouts(run_id, number, [rollout_line(f"asked in round {number}", [("80", 1.0, False, None)])])
-    page.settle()
-    latest = page.client.get(f"/runs/{run_id}/samples", headers=HTMX).text
-    assert re.findall(r'<option value="(\d+)"', latest) == [str(n) for n in range(12, 2, -1)]
-    assert "asked in round 12" in latest
-    older = page.client.get(f"/runs/{run_id}/samples?round=1", headers=HTMX).text
-    assert "asked in round 1<" in older and "could not be loaded" not in older
 
 
 def test_a_finished_run_gives_its_history_and_offers_merge_and_a_new_run_from_its_adapter(page: Page) -> None:
@@ -467,29 +329,3 @@ def test_a_part_drawn_once_for_a_state_is_drawn_for_each_role(page: Page) -> Non
     assert ">Cancel run<" in owners and 'class="role-note"' not in owners
     assert ">Cancel run<" not in viewers and 'class="role-note"' in viewers
     assert page.client.get(f"/runs/{run_id}/status", headers=HTMX).text == owners
-
-
-def test_a_rounds_metric_failures_say_their_kinds(page: Page) -> None:
-    run_id = page.launched_run()
-    page.score(run_id, 0, None, 0.30)
-    failed = scored_round(1, 0.4, QUICK_ROUND, reward=0.3, metric_failures=3,
-                          failures_by_kind={"execution": 2, "timeout": 1})
-    page.verity.record_round_scored(run_id, failed)
-    page.settle()
-    rounds = page.client.get(f"/runs/{run_id}/rounds", headers=HTMX).text
-    assert 'data-tip="2 raised an error · 1 ran out of time">3</span>' in rounds
-
-
-def test_a_rounds_grading_seconds_per_answer_show_in_milliseconds(page: Page) -> None:
-    run_id = page.launched_run()
-    page.score(run_id, 0, None, 0.30)
-    page.verity.record_round_scored(run_id, scored_round(1, 0.4, QUICK_ROUND, reward=0.3))  # recorded before
-    timed = scored_round(2, 0.4, QUICK_ROUND, reward=0.3, grading_seconds_median=0.0012, grading_seconds_p95=0.0305)
-    page.verity.record_round_scored(run_id, timed)
-    page.settle()
-    rounds = page.client.get(f"/runs/{run_id}/rounds", headers=HTMX).text
-    assert ">Grading ms<" in rounds
-    cells = re.findall(r'<td class="num" data-cell="grading">(.*?)</td>', rounds)
-    assert cells[0] == ('<span class="tip" tabindex="0" data-tip="median 1.2 ms · 95th percentile 30.5 ms per '
-                        'answer">1.2</span>')
-    assert cells[1:] == ["—", "—"]  # round 1 was recorded before, round 0 grades nothing
