@@ -17,6 +17,7 @@ organization, project and run every context checks against).
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 from uuid import UUID
 
@@ -100,6 +101,13 @@ class Verity(
         if not isinstance(aggregate, cls) or (org_id is not None and _org_of(aggregate) != org_id):
             raise NotFound(f"There is no such {what}.")
         return aggregate
+
+    def changed_since(self, versions: Mapping[UUID, int]) -> bool:
+        """Whether any of these aggregates has an event after its version here: a caller that keeps what it worked
+        out from them (the console's identity of a session) works it out again only then. One small read each,
+        where a load reads the aggregate's snapshots and events and replays them."""
+        return any(self.recorder.select_events(aggregate_id, gt=version, limit=1)
+                   for aggregate_id, version in versions.items())
 
     def get_organization(self, org_id: UUID) -> Organization:
         return self._get(Organization, org_id, org_id, "organization")

@@ -13,6 +13,7 @@ from uuid import UUID
 from litestar.connection import ASGIConnection
 from litestar.exceptions import NotAuthorizedException
 
+from app.shell.kept import KeptByState
 from domain.access import roles
 from domain.actors import Actor
 from domain.application import Verity
@@ -75,6 +76,24 @@ def authenticate(connection: ASGIConnection[Any, Any, Any, Any], verity: Verity)
         account_id, org_id = UUID(session["account"]), UUID(session["org"])
     except (KeyError, TypeError, ValueError):
         raise NotAuthorizedException(SIGN_IN_NEEDED) from None
+    key = (id(verity), account_id, org_id, session.get("gen", 0))
+    known = _sessions.peek(key)
+    if known is not None and not verity.changed_since(known[0]):
+        return known[1]
+    worked_out = _session_identity(verity, account_id, org_id, session)
+    _sessions.put(key, worked_out)
+    return worked_out[1]
+
+
+# A session's identity as last worked out, with the versions of the account and organization it was worked out from:
+# a request loads and replays both only when either has changed since (a new role, a removal, a new password)
+_sessions: KeptByState[tuple[dict[UUID, int], Identity]] = KeptByState(4096)
+
+
+def _session_identity(verity: Verity, account_id: UUID, org_id: UUID,
+                      session: dict[str, Any]) -> tuple[dict[UUID, int], Identity]:
+    """The identity of a session, with the versions of its account and organization; NotAuthorizedException where
+    the session no longer holds."""
     account = verity.get_account(account_id)
     if account is not None and session.get("gen", 0) != account.session_generation:
         raise NotAuthorizedException(SIGN_IN_NEEDED)  # the password changed, or Sign out everywhere, since
@@ -85,7 +104,7 @@ def authenticate(connection: ASGIConnection[Any, Any, Any, Any], verity: Verity)
     role = organization.role_of(account_id) if account is not None else None
     if role is None:  # removed from the organization since signing in
         raise NotAuthorizedException(SIGN_IN_NEEDED)
-    return Identity(
+    identity = Identity(
         actor=Actor("person", account.email, account.email),
         organization_id=org_id,
         role=role,
@@ -93,6 +112,7 @@ def authenticate(connection: ASGIConnection[Any, Any, Any, Any], verity: Verity)
         plan=organization.plan,
         account_id=account_id,
     )
+    return {account_id: account.version, org_id: organization.version}, identity
 
 
 def session_of(account: Any, org_id: UUID) -> dict[str, Any]:
