@@ -6,6 +6,7 @@ answer on the request); `provide_identity` is the dependency handlers ask for.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 from uuid import UUID
@@ -15,6 +16,7 @@ from litestar.exceptions import NotAuthorizedException
 
 from app.shell.kept import KeptByState
 from domain.access import roles
+from domain.access.tokens import sha256_of
 from domain.actors import Actor
 from domain.application import Verity
 from domain.errors import NotFound
@@ -59,35 +61,46 @@ def bearer_token(connection: ASGIConnection[Any, Any, Any, Any]) -> str | None:
 def authenticate(connection: ASGIConnection[Any, Any, Any, Any], verity: Verity) -> Identity:
     """The caller's identity, or NotAuthorizedException (401). A bearer token wins over a session cookie."""
     text = bearer_token(connection)
-    if text is not None:
-        token = verity.token_for(text)
-        if token is None:
-            raise NotAuthorizedException(TOKEN_REFUSED)
-        organization = verity.get_organization(token.org_id)
-        return Identity(
-            actor=Actor("token", str(token.id), f"token {token.name}"),
-            organization_id=token.org_id,
-            role=token.role,
-            organization_name=organization.name,
-            plan=organization.plan,
-        )
+    if text is not None:  # kept by the token's digest: no secret is kept
+        return _kept((id(verity), "token", sha256_of(text)), verity, lambda: _token_identity(verity, text))
     session = connection.scope.get("session") or {}
     try:
         account_id, org_id = UUID(session["account"]), UUID(session["org"])
     except (KeyError, TypeError, ValueError):
         raise NotAuthorizedException(SIGN_IN_NEEDED) from None
-    key = (id(verity), account_id, org_id, session.get("gen", 0))
-    known = _sessions.peek(key)
+    return _kept((id(verity), account_id, org_id, session.get("gen", 0)), verity,
+                 lambda: _session_identity(verity, account_id, org_id, session))
+
+
+# An identity as last worked out, with the versions of the aggregates it was worked out from (a session's account and
+# organization, a token and its organization): a request loads and replays them only when one has changed since (a
+# new role or plan, a removal, a new password, a revoked token)
+_identities: KeptByState[tuple[dict[UUID, int], Identity]] = KeptByState(4096)
+
+
+def _kept(key: tuple[Any, ...], verity: Verity,
+          work_out: Callable[[], tuple[dict[UUID, int], Identity]]) -> Identity:
+    known = _identities.peek(key)
     if known is not None and not verity.changed_since(known[0]):
         return known[1]
-    worked_out = _session_identity(verity, account_id, org_id, session)
-    _sessions.put(key, worked_out)
+    worked_out = work_out()
+    _identities.put(key, worked_out)
     return worked_out[1]
 
 
-# A session's identity as last worked out, with the versions of the account and organization it was worked out from:
-# a request loads and replays both only when either has changed since (a new role, a removal, a new password)
-_sessions: KeptByState[tuple[dict[UUID, int], Identity]] = KeptByState(4096)
+def _token_identity(verity: Verity, text: str) -> tuple[dict[UUID, int], Identity]:
+    token = verity.token_for(text)
+    if token is None:
+        raise NotAuthorizedException(TOKEN_REFUSED)
+    organization = verity.get_organization(token.org_id)
+    identity = Identity(
+        actor=Actor("token", str(token.id), f"token {token.name}"),
+        organization_id=token.org_id,
+        role=token.role,
+        organization_name=organization.name,
+        plan=organization.plan,
+    )
+    return {token.id: token.version, token.org_id: organization.version}, identity
 
 
 def _session_identity(verity: Verity, account_id: UUID, org_id: UUID,

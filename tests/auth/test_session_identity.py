@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from litestar.testing import TestClient
 
-from app.auth.testing import TESTS, TEST_PASSWORD, sign_in_as
+from app.auth.testing import TEST_PASSWORD, TESTS, sign_in_as
 from app.factory import create_app
 from projections.runner import ProjectionRunner
 from verity.config import Settings
@@ -42,3 +42,16 @@ def test_a_session_is_worked_out_again_only_once_its_account_or_organization_cha
         assert client.get("/runs/new").status_code == 200
         verity.remove_member(org_id, account.id, TESTS, "owner")
         assert client.get("/runs/new", follow_redirects=False).status_code in (302, 303, 401)
+
+
+def test_a_tokens_identity_is_kept_until_it_is_revoked(tmp_path) -> None:
+    settings = Settings(data_dir=tmp_path / "data")
+    verity, read_models = build_application(settings), build_read_models(settings)
+    org_id, _ = ensure_default_organization(settings, verity, read_models)
+    issued = verity.issue_token(org_id, "script", "member", TESTS, "owner")
+    headers = {"Authorization": f"Bearer {issued.text}"}
+    with TestClient(create_app(verity, read_models, runner=ProjectionRunner(verity, read_models))) as client:
+        assert all(client.get("/api/runs", headers=headers).status_code == 200 for _ in range(3))
+        verity.revoke_token(org_id, issued.id, TESTS, "owner")
+        refused = client.get("/api/runs", headers=headers)
+        assert refused.status_code == 401 and "This API token is unknown or revoked." in refused.text
