@@ -33,14 +33,13 @@ _POINTS = "\u0000points:"  # a placeholder for a line's points in a chart's JSON
 class RoundPoints:
     """The points of the rounds 0 to `rounds - 1`, oldest first, as JSON text: `every` of every round (the Reward
     chart), `trained` of the rounds after round 0 (the small charts), each line by its key; `known` the values of
-    the trained rounds that have one (the tiles and trends); the seconds the trained rounds took (Time left)."""
+    the trained rounds that have one (the tiles and trends)."""
 
     rounds: int = 0
     every: dict[str, list[str]] = field(default_factory=dict)
     trained: dict[str, list[str]] = field(default_factory=dict)
     drawn: frozenset[str] = frozenset()  # the lines of the small charts with a point
     known: dict[str, list[float]] = field(default_factory=dict)
-    trained_seconds: float = 0.0
 
     def taking(self, rounds: Sequence[RoundRow]) -> RoundPoints:
         """These points and those of `rounds` (the next rounds, oldest first), leaving these as they are: viewers
@@ -55,10 +54,8 @@ class RoundPoints:
         drawn = self.drawn | {name for name, points in trained_points.items()
                               if name != "x" and any(point is not None for point in points)}
         known = {name: [*self.known.get(name, ()), *known_values(trained, name)] for name in TILED}
-        seconds = self.trained_seconds + sum(
-            r.sampling_seconds + r.grading_seconds + r.update_seconds + r.validation_seconds for r in trained)
         return RoundPoints(self.rounds + len(rounds), _joined(self.every, every_points),
-                           _joined(self.trained, trained_points), frozenset(drawn), known, seconds)
+                           _joined(self.trained, trained_points), frozenset(drawn), known)
 
     @property
     def trained_rounds(self) -> int:

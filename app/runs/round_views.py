@@ -12,7 +12,7 @@ of a new state reads only the rounds after those of the run's previous state, no
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Generic, TypeVar
@@ -29,10 +29,37 @@ T = TypeVar("T")
 
 @dataclass
 class RoundViews:
-    """Each drawing is built on first use; two requests building one at once both get the same answer."""
+    """Each drawing is built on first use; two requests building one at once both get the same answer. The charts'
+    points too: a part that shows no chart (the status line) never works them out."""
 
     rounds: list[RoundRow]  # newest first, as the read model gives them
-    points: RoundPoints = field(default_factory=RoundPoints)  # theirs, oldest first
+    trained_rounds: int = 0  # the rounds after round 0, and the seconds they took (Time left)
+    trained_seconds: float = 0.0
+    # the points of an earlier state, where they were worked out, and the rounds that arrived since (oldest first)
+    earlier_points: RoundPoints | None = None
+    arrived: list[RoundRow] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, rounds: list[RoundRow], before: RoundViews | None = None,
+           arrived: Sequence[RoundRow] = ()) -> RoundViews:
+        """The views of `rounds` (all of them), or of `before`'s and the rounds `arrived` since (newest first)."""
+        if before is None:
+            return cls(rounds, *_trained(rounds))
+        count, seconds = _trained(arrived)
+        oldest_first = arrived[::-1]
+        if "points" in before.__dict__:  # worked out: the new state takes the arrived rounds' points to them
+            earlier, pending = before.points, oldest_first
+        else:
+            earlier, pending = before.earlier_points, [*before.arrived, *oldest_first]
+        return cls(rounds, before.trained_rounds + count, before.trained_seconds + seconds, earlier,
+                   pending if earlier is not None else [])
+
+    @cached_property
+    def points(self) -> RoundPoints:
+        """Every line's points, oldest first."""
+        if self.earlier_points is None:
+            return RoundPoints().taking(self.rounds[::-1])
+        return self.earlier_points.taking(self.arrived)
 
     @cached_property
     def chart(self) -> str:
@@ -52,7 +79,7 @@ class RoundViews:
 
     @property
     def trained(self) -> bool:
-        return self.points.trained_rounds > 0
+        return self.trained_rounds > 0
 
     @property
     def round_zero(self) -> RoundRow | None:
@@ -65,6 +92,13 @@ class RoundViews:
         place = len(self.rounds) - 1 - number
         found = self.rounds[place] if 0 <= place < len(self.rounds) else None
         return found if found is not None and found.round_number == number else None
+
+
+def _trained(rounds: Sequence[RoundRow]) -> tuple[int, float]:
+    """How many of the rounds trained (all but round 0), and the seconds those took."""
+    trained = [r for r in rounds if r.round_number >= 1]
+    return len(trained), sum(r.sampling_seconds + r.grading_seconds + r.update_seconds + r.validation_seconds
+                             for r in trained)
 
 
 NO_ROUNDS = RoundViews([])  # a tab that shows no rounds (the timeline)
@@ -105,6 +139,5 @@ def views_since(read_models: Any, org_id: UUID, run_id: UUID, before: RoundViews
         arrived = read_models.rounds(org_id, run_id, after=before.rounds[0].round_number)
         rounds = arrived + before.rounds
         if rounds[0].round_number == len(rounds) - 1 and rounds[-1].round_number == 0:
-            return RoundViews(rounds, before.points.taking(arrived[::-1]))
-    rounds = read_models.rounds(org_id, run_id)
-    return RoundViews(rounds, RoundPoints().taking(rounds[::-1]))
+            return RoundViews.of(rounds, before, arrived)
+    return RoundViews.of(read_models.rounds(org_id, run_id))

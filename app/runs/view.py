@@ -12,8 +12,7 @@ import json
 from typing import Any
 
 from app.runs.progress import progress_of
-from app.runs.round_points import RoundPoints
-from app.runs.round_views import NO_ROUNDS, round_views
+from app.runs.round_views import NO_ROUNDS, RoundViews, round_views
 from app.runs.steps import loss_chart, objective_of
 from app.shell.identity import Identity
 from domain.runs import objectives
@@ -82,7 +81,7 @@ def run_page_context(
         "score_against_baseline": can_score_against_baseline(run),
         "refusal": None,  # a launch or retry refused: the words, shown beside the run's actions
         "plan_refused": False,  # ... by the plan: with Upgrade, or See plans (templates/auth/plan_notice.html)
-        "time_left": time_left(run, views.points) if objective == "rl" else steps_time_left(run, steps_for_status),
+        "time_left": time_left(run, views) if objective == "rl" else steps_time_left(run, steps_for_status),
         "launch_confirmation": launch_confirmation(run),
         "views": views,
         "trained": views.trained,
@@ -144,13 +143,13 @@ def duration(seconds: float) -> str:
     return f"{hours} h {rest // 60} min" if hours else f"{max(round(rest / 60), 1)} min"
 
 
-def time_left(run: RunDetail, points: RoundPoints) -> str:
+def time_left(run: RunDetail, views: RoundViews) -> str:
     """Time left (est.): the mean time of the rounds trained so far, times the rounds still to go."""
     if run.state not in ("preparing", "training"):
         return ""
-    if not points.trained_rounds:
+    if not views.trained_rounds:
         return "estimated once the first round is scored"
-    mean = points.trained_seconds / points.trained_rounds
+    mean = views.trained_seconds / views.trained_rounds
     return duration(mean * max(run.rounds_total - run.rounds_done, 0))
 
 

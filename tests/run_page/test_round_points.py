@@ -8,6 +8,7 @@ import random
 
 from app.runs.metrics import reward_chart, small_charts, tiles, trends
 from app.runs.round_points import RoundPoints
+from app.runs.round_views import RoundViews
 from projections.rows import RoundRow
 
 MAYBE = ("reward", "signal", "cut_off", "loss", "mean_answer_tokens", "token_entropy", "accuracy", "clipped",
@@ -51,10 +52,26 @@ def test_points_kept_a_round_at_a_time_draw_what_all_the_rounds_draw() -> None:
             assert json.loads(points.reward_chart()) == reward_chart(newest_first)
             assert [json.loads(chart) for chart in points.small_charts()] == small_charts(newest_first)
             assert points.tiles() == tiles(newest_first) and points.trends() == trends(newest_first)
-            trained = [r for r in so_far if r.round_number >= 1]
-            assert points.trained_rounds == len(trained)
-            assert abs(points.trained_seconds - sum(r.sampling_seconds + r.grading_seconds + r.update_seconds
-                                                    + r.validation_seconds for r in trained)) < 1e-9
+            assert points.trained_rounds == len([r for r in so_far if r.round_number >= 1])
+
+
+def test_views_state_to_state_work_out_their_points_when_drawn_and_hold_what_all_the_rounds_hold() -> None:
+    """A state whose charts nobody drew (only the status line was asked for) hands its rounds on to the next."""
+    rng = random.Random(11)
+    every = rounds(60, seed=3)
+    views, at = None, 0
+    while at < len(every):
+        step = min(rng.choice((1, 2, 4)), len(every) - at)
+        so_far = every[:at + step][::-1]  # newest first, as the read model gives them
+        views = RoundViews.of(so_far) if views is None else RoundViews.of(so_far, views, so_far[:step])
+        at += step
+        if rng.random() < 0.4:  # a part with a chart asked for this state
+            assert json.loads(views.chart) == reward_chart(so_far)
+        trained = [r for r in so_far if r.round_number >= 1]
+        assert views.trained_rounds == len(trained) and abs(views.trained_seconds - sum(
+            r.sampling_seconds + r.grading_seconds + r.update_seconds + r.validation_seconds for r in trained)) < 1e-9
+    assert [json.loads(chart) for chart in views.small_charts] == small_charts(every[::-1])
+    assert views.tiles == tiles(every[::-1]) and views.trends == trends(every[::-1])
 
 
 def test_taking_rounds_leaves_the_earlier_points_as_they_were() -> None:
