@@ -22,12 +22,27 @@ from app.shell.kept import KeptByState
 FRAGMENTS_KEPT = 10_000  # pieces of about 1 KB: some 10 MB at most
 
 
+class _Pieces(KeptByState[Markup]):
+    """Pieces drawn in a moment each: two viewers that draw one at once both draw it, rather than one waiting."""
+
+    def get(self, key: Hashable, make: Callable[[], tuple[Markup, bool]]) -> Markup:
+        with self._lock:
+            piece = self._kept.get(key)
+            if piece is not None:
+                self._kept.move_to_end(key)
+                return piece
+        piece, keep = make()
+        if keep:
+            self.put(key, piece)
+        return piece
+
+
 class KeptFragments(Extension):
     tags = frozenset({"kept"})
 
     def __init__(self, environment: Environment) -> None:
         super().__init__(environment)
-        self.fragments: KeptByState[Markup] = KeptByState(FRAGMENTS_KEPT)
+        self.fragments = _Pieces(FRAGMENTS_KEPT)
 
     def parse(self, parser: Parser) -> nodes.Node:
         lineno = next(parser.stream).lineno
