@@ -26,11 +26,9 @@ class _Pieces(KeptByState[Markup]):
     """Pieces drawn in a moment each: two viewers that draw one at once both draw it, rather than one waiting."""
 
     def get(self, key: Hashable, make: Callable[[], tuple[Markup, bool]]) -> Markup:
-        with self._lock:
-            piece = self._kept.get(key)
-            if piece is not None:
-                self._kept.move_to_end(key)
-                return piece
+        piece = self.peek(key)
+        if piece is not None:
+            return piece
         piece, keep = make()
         if keep:
             self.put(key, piece)

@@ -37,8 +37,15 @@ class KeptByState(Generic[T]):
                 kept._kept.clear()
 
     def peek(self, key: Hashable) -> T | None:
+        """The value kept for `key`, now the most recently used; None where none is."""
         with self._lock:
-            return self._kept.get(key)
+            return self._recall(key)
+
+    def _recall(self, key: Hashable) -> T | None:  # under the lock
+        value = self._kept.get(key)
+        if value is not None:
+            self._kept.move_to_end(key)
+        return value
 
     def put(self, key: Hashable, value: T) -> None:
         with self._lock:
@@ -53,9 +60,8 @@ class KeptByState(Generic[T]):
     def get(self, key: Hashable, make: Callable[[], tuple[T, bool]]) -> T:
         """`make` gives the value and whether to keep it (what may change without the key changing is not kept)."""
         with self._lock:
-            value = self._kept.get(key)
+            value = self._recall(key)
             if value is not None:
-                self._kept.move_to_end(key)
                 return value
             making = self._making.get(key)
             first = making is None
