@@ -15,7 +15,8 @@ T = TypeVar("T")
 
 class KeptByState(Generic[T]):
     """At most `kept` values, each made by the first request that needs it and reused by the others until it is
-    the least recently used. Keys name a run's state, so a value is never stale: a changed run has a new key.
+    the least recently used. Keys name what a value was made from (a run's state, a round and whether it is the
+    best), so a value is never stale: a changed source has a new key.
 
     When a round lands, the viewers of the run ask for its new state within moments of each other: those who ask
     while the first is still making the value wait for it rather than make it again."""
