@@ -15,6 +15,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 from uuid import UUID
 
@@ -26,26 +27,27 @@ from projections.prompt_reads import PromptCostRow, PromptHistoryRow
 @dataclass
 class PromptViews:
     """A state's histories and costs with what the tab draws from them, each carried from the run's previous state
-    and changed by the rows read since: the counts, the total cost, and each sort of the list asked for so far."""
+    and changed by the rows read since: the counts, the total cost, and the histories in each order asked for so
+    far (by prompt number always)."""
 
-    by_index: _Sorted  # the histories by prompt index
+    orders: dict[str, _Sorted]  # by the sort's name (app/runs/prompts.py names them); "index": by prompt number
     costs: list[PromptCostRow]  # oldest round first
     histories_read_to: int  # the highest round whose draws these histories hold (-1 before any)
     verdict_counts: Counter[str]
     total_cost: DeadCost
-    _sorted: dict[str, _Sorted] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def of(cls, histories: list[PromptHistoryRow], costs: list[PromptCostRow]) -> PromptViews:
-        """From all the histories (by prompt index) and costs (oldest round first)."""
-        return cls(_Sorted([h.prompt_index for h in histories], histories),
-                   costs, max((h.last_round for h in histories), default=-1),
-                   Counter(h.verdict for h in histories), total_cost(costs))
+        """From all the histories and costs (oldest round first)."""
+        return cls({"index": _Sorted.of(histories, _SORT_KEYS["index"])}, costs,
+                   max((h.last_round for h in histories), default=-1), Counter(h.verdict for h in histories),
+                   total_cost(costs))
 
     @property
     def histories(self) -> list[PromptHistoryRow]:
-        return self.by_index.rows
+        """By prompt number."""
+        return self.orders["index"].rows
 
     @property
     def costs_read_to(self) -> int:
@@ -55,30 +57,28 @@ class PromptViews:
         """The histories in a sort of the list, sorted once per run and kept in order as rows change (the tab's
         readers mostly keep one sort)."""
         with self._lock:
-            if sort not in self._sorted:
-                key = _SORT_KEYS[sort]
-                ordered = sorted_prompts(self.histories, sort)
-                self._sorted[sort] = _Sorted([key(h) for h in ordered], ordered)
-            return self._sorted[sort].rows
+            if sort not in self.orders:
+                self.orders[sort] = _Sorted.of(self.histories, _SORT_KEYS[sort])
+            return self.orders[sort].rows
 
     def taking(self, changed: list[PromptHistoryRow], costs: list[PromptCostRow]) -> PromptViews:
         """These views with the histories `changed` since (new or drawn again) and the `costs` of the rounds after
         these, leaving these as they are: viewers of the earlier state may still be drawing from them."""
         if not changed and not costs:
             return self
-        replaced = [old for h in changed if (old := self.by_index.find(h.prompt_index)) is not None]
+        by_number = self.orders["index"]
+        replaced = [old for h in changed if (old := by_number.find(h.prompt_index)) is not None]
         counts = Counter(self.verdict_counts)
         counts.subtract(h.verdict for h in replaced)
         counts.update(h.verdict for h in changed)
         with self._lock:
-            kept_sorts = dict(self._sorted)
+            orders = dict(self.orders)
         return PromptViews(
-            self.by_index.changed(_SORT_KEYS["index"], replaced, changed),
+            {sort: order.changed(_SORT_KEYS[sort], replaced, changed) for sort, order in orders.items()},
             self.costs + costs,
             max([self.histories_read_to, *(h.last_round for h in changed)]),
             +counts,
             total_cost(costs, self.total_cost),
-            {sort: kept.changed(_SORT_KEYS[sort], replaced, changed) for sort, kept in kept_sorts.items()},
         )
 
 
@@ -89,6 +89,11 @@ class _Sorted:
 
     keys: list[Any]
     rows: list[PromptHistoryRow]
+
+    @classmethod
+    def of(cls, histories: list[PromptHistoryRow], key: Callable[[PromptHistoryRow], Any]) -> _Sorted:
+        keyed = sorted(((key(h), h) for h in histories), key=itemgetter(0))
+        return cls([k for k, _ in keyed], [h for _, h in keyed])
 
     def find(self, key: Any) -> PromptHistoryRow | None:
         place = bisect_left(self.keys, key)
@@ -116,10 +121,6 @@ _SORT_KEYS: dict[str, Callable[[PromptHistoryRow], Any]] = {
     "last": lambda p: (-p.last_round, p.prompt_index),
     "index": lambda p: p.prompt_index,
 }
-
-
-def sorted_prompts(prompts: list[PromptHistoryRow], sort: str) -> list[PromptHistoryRow]:
-    return sorted(prompts, key=_SORT_KEYS[sort])
 
 
 def total_cost(costs: list[PromptCostRow], start: DeadCost | None = None) -> DeadCost:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlencode
 
-from app.runs.prompt_views import prompt_views, sorted_prompts, total_cost
+from app.runs.prompt_views import PromptViews, prompt_views
 from app.runs.samples import PromptSample, SamplesUnreadable, read_prompt
 from app.runs.view import stamp
 from domain.rewards.passing import PASSING_SCORE
@@ -76,17 +76,17 @@ class PromptQuery:
         return urlencode({k: v for k, v in values.items() if v != getattr(PromptQuery, k)})
 
 
-def chosen_prompts(prompts: list[PromptHistoryRow], query: PromptQuery) -> list[PromptHistoryRow]:
-    shown = prompts if query.verdict == "all" else [p for p in prompts if p.verdict == query.verdict]
-    return sorted_prompts(shown, query.sort)
+def chosen_prompts(views: PromptViews, query: PromptQuery) -> list[PromptHistoryRow]:
+    """The histories of the query's verdict in its sort, from a state's views (which keep each sort)."""
+    in_order = views.sorted_by(query.sort)
+    return in_order if query.verdict == "all" else [p for p in in_order if p.verdict == query.verdict]
 
 
 def prompts_context(read_models: Any, identity: Any, run: Any, query: PromptQuery, show_all: bool) -> dict[str, Any]:
     """The Prompts tab: the counts by verdict, the page of prompts, and the cost of dead prompts."""
     views = prompt_views(read_models, identity.organization_id, run.id, stamp(run))  # read once per state
     prompts, costs, counts, total = views.histories, views.costs, views.verdict_counts, views.total_cost
-    in_order = views.sorted_by(query.sort)
-    chosen = in_order if query.verdict == "all" else [p for p in in_order if p.verdict == query.verdict]
+    chosen = chosen_prompts(views, query)
     pages = max((len(chosen) + PROMPTS_SHOWN - 1) // PROMPTS_SHOWN, 1)
     page = min(query.page, pages)
     return {
@@ -169,12 +169,12 @@ def prompts_json(read_models: Any, identity: Any, run: Any, query: PromptQuery, 
     and the next page's link (`url` is the path it is asked at), and the dead cost. Only the page's prompts have
     their draws read: a run of 1,000 rounds x 64 prompts has 64,000."""
     org = identity.organization_id
-    prompts = chosen_prompts(read_models.prompt_histories(org, run.id), query)
+    views = prompt_views(read_models, org, run.id, stamp(run))  # the tab's, read once per state of the run
+    prompts = chosen_prompts(views, query)
     shown = prompts[page.offset:page.offset + page.limit]
     draws = {p.prompt_index: read_models.prompt_draws(org, run.id, p.prompt_index).get(p.prompt_index, [])
              for p in shown}
-    costs = read_models.prompt_costs(org, run.id)
-    total = total_cost(costs)
+    costs, total = views.costs, views.total_cost
     after = page.offset + len(shown)
     filters = {k: v for k, v in (("verdict", query.verdict), ("sort", query.sort)) if v != getattr(PromptQuery, k)}
     next_page = urlencode({**filters, "offset": after, "limit": page.limit}) if after < len(prompts) else None
