@@ -46,7 +46,8 @@ def run_page_context(
 ) -> dict[str, Any]:
     """`show_all`: the part asked for shows every row (its reader chose Show all), not only the newest."""
     # what is drawn from the rounds is built when a part shows it, not for every part (app/runs/round_views.py)
-    views = round_views(read_models, identity.organization_id, run.id, stamp(run)) if tab == "overview" else NO_ROUNDS
+    state = stamp(run)
+    views = round_views(read_models, identity.organization_id, run.id, state) if tab == "overview" else NO_ROUNDS
     rounds = views.rounds
     # the Timeline tab reads only the events it shows (the newest, unless Show all), and counts the others
     timeline_length = read_models.timeline_length(identity.organization_id, run.id) if tab == "timeline" else 0
@@ -64,7 +65,7 @@ def run_page_context(
         "steps_chart": json.dumps(loss_chart(steps)),
         "run": run,
         "live": run.live,
-        "stamp": stamp(run),
+        "stamp": state,
         "tab": tab,
         "rounds": rounds,
         "best": views.round(run.best_round),
