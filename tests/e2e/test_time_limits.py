@@ -32,7 +32,7 @@ def jobs_config(jobs_config: JobsConfig, request: pytest.FixtureRequest) -> Jobs
     )
 
 
-@pytest.mark.parametrize("jobs_config", [180 + 30], indirect=True)  # training must stop 30 s after launch
+@pytest.mark.parametrize("jobs_config", [180 + 15], indirect=True)  # training must stop 15 s after launch
 def test_a_deadline_that_passes_mid_round_stops_the_run_and_keeps_its_best_adapter(embedded: Site) -> None:
     run_id = embedded.save(rounds=500, time_limit_hours=0.1)
     embedded.launch(run_id)

@@ -2,7 +2,7 @@
 with more rounds and a new Time limit, and goes on as the same run to Completed: its rounds table, chart, samples and
 timeline read as one run, each round once. The API refuses a second Continue of the completed run in words.
 
-The console is `verity serve` with a Time limit scale that makes a limit of 0.1 hours stop training about 30
+The console is `verity serve` with a Time limit scale that makes a limit of 0.1 hours stop training about 15
 seconds after launch (the trainer stops 3 minutes before the limit, as always)."""
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from app.runs.view import ROUNDS_SHOWN
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium]
 
-TRAINS_FOR_SECONDS = 30
-SCALE = (180 + TRAINS_FOR_SECONDS) / 360  # real seconds per second of a Time limit: 0.1 hours last 210 s
+TRAINS_FOR_SECONDS = 15
+SCALE = (180 + TRAINS_FOR_SECONDS) / 360  # real seconds per second of a Time limit: 0.1 hours last 195 s
 MATH_PAIRS = {"preset": "verifiable", "metric": "math_pairs", "synthetic_prompts": 16, "format_bonus": True}
 STOPPED_RUN = {
     "name": "stopped by its time limit",
