@@ -4,7 +4,9 @@
 
 First, the seconds to record a round near round 100 and near the last round (each the mean of the records of one
 snapshot interval, so each window takes one snapshot), and their ratio: a command loads the run from its latest
-snapshot, so recording round 1,000 should cost about what recording round 100 does (at most 1.5 times).
+snapshot, so recording round 1,000 should cost about what recording round 100 does (at most 1.5 times). Both are
+timed in a run of their own, recorded with nothing else running: the page's run lands its last rounds between
+requests, beside the app's threads, which made the late records slower for reasons that are not the run's length.
 Prints the median server-side time of each request (the app in-process through Litestar's test client, timed from
 the app's ASGI call to its end, so the figure is routing, reading the read models, and rendering; no network, and
 not the test client's own work): for the process's first viewer of the run
@@ -79,6 +81,19 @@ def scripted_run(verity, org_id, project_id, rounds: int, total: int | None = No
         if record_seconds is not None:
             record_seconds.append(time.perf_counter() - started)
     return run_id
+
+
+def seconds_to_record(rounds: int) -> list[float]:
+    """The seconds each round of a run of `rounds` took to record, round 0 first: a run of its own, in an
+    application of its own, with nothing else running."""
+    with tempfile.TemporaryDirectory() as folder:
+        settings = Settings(data_dir=Path(folder))
+        verity = build_application(settings)
+        org_id, project_id = ensure_default_organization(settings, verity, build_read_models(settings))
+        record_seconds: list[float] = []
+        scripted_run(verity, org_id, project_id, rounds, record_seconds=record_seconds)
+        verity.close()
+        return record_seconds
 
 
 def recording_cost(record_seconds: list[float]) -> None:
@@ -167,8 +182,7 @@ def main() -> None:
         read_models = build_read_models(settings)
         org_id, project_id = ensure_default_organization(settings, verity, read_models)
         started = time.perf_counter()
-        record_seconds: list[float] = []
-        run_id = scripted_run(verity, org_id, project_id, scored, args.rounds, record_seconds=record_seconds)
+        run_id = scripted_run(verity, org_id, project_id, scored, args.rounds)
         runner = ProjectionRunner(verity, read_models)
         while runner.run_once():
             pass
@@ -183,9 +197,7 @@ def main() -> None:
             file is written first, as the trainer does, so the Samples part reads a real one."""
             number = next(next_round)
             write_rollouts(storage, run_id, number)
-            started = time.perf_counter()
             verity.record_round_scored(run_id, scored_round(number, scored))
-            record_seconds.append(time.perf_counter() - started)
             while runner.run_once():
                 pass
 
@@ -214,7 +226,7 @@ def main() -> None:
                 print(f"{'prompts tab' + query:<22}{ms:9.1f} ms")
             ms, _ = timed(client, clock, f"/runs/{run_id}/prompts/7", args.repeat, htmx)
             print(f"{'an opened prompt':<22}{ms:9.1f} ms")
-    recording_cost(record_seconds)
+    recording_cost(seconds_to_record(args.rounds))
 
 
 if __name__ == "__main__":
