@@ -116,3 +116,22 @@ def test_a_failure_mid_page_leaves_neither_rows_nor_position(stack, round_result
 
     assert stack.runner.run_once() == 6  # the page is applied whole on the next try
     assert len(stack.read_models.rounds(stack.org_id, run_id)) == 4
+
+
+def test_the_cyclic_garbage_collector_runs_again_after_a_catch_up_and_stays_off_where_it_was_off(
+    stack, round_result, owner
+):
+    import gc
+
+    runner = ProjectionRunner(stack.verity, stack.read_models, page_size=4)
+    mixed_history(stack, round_result, owner)
+    assert gc.isenabled() and runner.run_once() > 4  # several pages
+    assert gc.isenabled()
+
+    stack.save(name="one more", rounds=2)
+    gc.disable()
+    try:
+        assert runner.run_once() > 0
+        assert not gc.isenabled()  # what its owner turned off stays off
+    finally:
+        gc.enable()
