@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -121,8 +122,6 @@ def test_a_failure_mid_page_leaves_neither_rows_nor_position(stack, round_result
 def test_the_cyclic_garbage_collector_runs_again_after_a_catch_up_and_stays_off_where_it_was_off(
     stack, round_result, owner
 ):
-    import gc
-
     runner = ProjectionRunner(stack.verity, stack.read_models, page_size=4)
     mixed_history(stack, round_result, owner)
     assert gc.isenabled() and runner.run_once() > 4  # several pages
