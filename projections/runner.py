@@ -6,17 +6,15 @@ PostgreSQL it waits on the recorder's subscription (LISTEN/NOTIFY) and then read
 
 from __future__ import annotations
 
-import gc
 import logging
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from eventsourcing.persistence import Notification
 
 from domain.application import Verity
 from projections.base import Event
+from projections.collector_pause import collector_pauses
 from projections.event_decoding import EventDecoder, from_domain_event
 from projections.store import ReadModels
 
@@ -32,20 +30,6 @@ def decode(verity: Verity, notification: Notification) -> Event:
     """One notification as the projections read it, through eventsourcing's mapper (catch-up uses the faster
     `EventDecoder`, which gives the same)."""
     return from_domain_event(notification.id, verity.mapper.to_domain_event(notification), notification.state)
-
-
-@contextmanager
-def _cyclic_gc_paused() -> Iterator[None]:
-    """A page of events makes tens of thousands of short-lived dicts, which reference counting frees; the cyclic
-    collector's passes over them cost ~4% of a catch-up (bench/events.py). It is paused for the page and runs again
-    after it, so any cycle a page leaves is collected then. Where it was already off, it stays off."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 class ProjectionRunner:
@@ -68,7 +52,7 @@ class ProjectionRunner:
             applied = 0
             position = self.read_models.position()
             while True:
-                with _cyclic_gc_paused():
+                with collector_pauses.paused():
                     notifications = self.verity.notification_log.select(start=position + 1, limit=self.page_size)
                     if not notifications:
                         return applied
