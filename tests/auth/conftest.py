@@ -4,6 +4,7 @@ with a run, a dataset, a custom metric, a member, a token and a provider whose i
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from uuid import UUID, uuid4
 
@@ -45,6 +46,9 @@ class Site:
     project_id: UUID
     other_org_id: UUID
     other_ids: dict[str, str] = field(default_factory=dict)  # path parameter name → a real id of "Other"
+    # The clients' lifespans, shut at the test's end: each started the app's projection runner, which would follow
+    # the log beside every later test of the session.
+    clients_open: ExitStack = field(default_factory=ExitStack)
 
     def settle(self) -> None:
         self.runner.run_once()
@@ -52,8 +56,7 @@ class Site:
 
     def client(self, role: str | None = None, *, email: str | None = None) -> TestClient:
         """A new client: anonymous (None), or signed in to Default with that role."""
-        client = TestClient(self.app)
-        client.__enter__()
+        client = self.clients_open.enter_context(TestClient(self.app))
         if role is not None:
             sign_in_as(
                 client, self.verity, self.read_models, self.org_id, email=email or f"{role}@ours.example", role=role
@@ -61,8 +64,7 @@ class Site:
         return client
 
     def token_client(self, role: str, org_id: UUID | None = None) -> TestClient:
-        client = TestClient(self.app)
-        client.__enter__()
+        client = self.clients_open.enter_context(TestClient(self.app))
         client.headers.update(bearer_headers(self.verity, org_id or self.org_id, role))
         return client
 
@@ -132,4 +134,6 @@ def site(sqlite_settings: Settings) -> Iterator[Site]:
     runner = ProjectionRunner(verity, read_models)
     runner.run_once()
     app = create_app(verity, read_models, runner=runner, auth=AuthConfig(sign_in_attempts_per_minute=1000), debug=False)
-    yield Site(app, verity, read_models, runner, org_id, project_id, other, ids)
+    site = Site(app, verity, read_models, runner, org_id, project_id, other, ids)
+    with site.clients_open:
+        yield site

@@ -35,8 +35,7 @@ def verity_command(site: Site, sqlite_settings, monkeypatch):
 
 def signed_in(site: Site, email: str, password: str) -> TestClient:
     site.settle()
-    client = TestClient(site.app)
-    client.__enter__()
+    client = site.clients_open.enter_context(TestClient(site.app))
     token = csrf_token_of(client)
     answer = client.post(
         "/sign-in", data={"email": email, "password": password, "next": "/runs", "_csrf_token": token},

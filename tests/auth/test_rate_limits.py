@@ -6,7 +6,8 @@ test_sign_in_and_tokens.py."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 
 import pytest
 from litestar.testing import TestClient
@@ -23,7 +24,8 @@ TOO_MANY_FOR_ACCOUNT = "Too many failed sign-ins to this account: at most 2 in 1
 
 
 class Console:
-    def __init__(self, settings: Settings, **limits: object) -> None:
+    def __init__(self, settings: Settings, clients_open: ExitStack, **limits: object) -> None:
+        self.clients_open = clients_open  # shut at the test's end, with the projection runner each client started
         self.verity = build_application(settings)
         self.read_models = build_read_models(settings)
         self.org_id, _ = ensure_default_organization(settings, self.verity, self.read_models)
@@ -33,14 +35,19 @@ class Console:
         self.app = create_app(self.verity, self.read_models, runner=runner, auth=auth)
 
     def client(self) -> TestClient:
-        client = TestClient(self.app)
-        client.__enter__()
-        return client
+        return self.clients_open.enter_context(TestClient(self.app))
 
 
 @pytest.fixture
-def console(sqlite_settings: Settings) -> Iterator[Console]:
-    yield Console(sqlite_settings, account_sign_in_failures=2)  # each failure costs a password hash: few of them
+def consoles() -> Iterator[Callable[..., Console]]:
+    """consoles(settings, **limits): a console whose clients are shut when the test ends."""
+    with ExitStack() as clients_open:
+        yield lambda settings, **limits: Console(settings, clients_open, **limits)
+
+
+@pytest.fixture
+def console(sqlite_settings: Settings, consoles) -> Console:
+    return consoles(sqlite_settings, account_sign_in_failures=2)  # each failure costs a password hash: few of them
 
 
 def _sign_in(client: TestClient, email: str, password: str, address: str = "10.0.0.1"):
@@ -71,8 +78,8 @@ def test_a_sign_in_that_succeeds_starts_the_count_over(console: Console) -> None
     assert _sign_in(client, email, TEST_PASSWORD).status_code == 429
 
 
-def test_api_requests_are_limited_per_token_in_words(sqlite_settings: Settings) -> None:
-    console = Console(sqlite_settings, api_requests_per_minute=3)
+def test_api_requests_are_limited_per_token_in_words(sqlite_settings: Settings, consoles) -> None:
+    console = consoles(sqlite_settings, api_requests_per_minute=3)
     client = console.client()
     first = bearer_headers(console.verity, console.org_id, name="script one")
     second = bearer_headers(console.verity, console.org_id, name="script two")
@@ -89,10 +96,10 @@ def test_api_requests_are_limited_per_token_in_words(sqlite_settings: Settings) 
     assert [person.get("/api/runs").status_code for _ in range(5)] == [200] * 5  # a session is not a token
 
 
-def test_two_web_processes_count_in_the_same_redis(tmp_path) -> None:
+def test_two_web_processes_count_in_the_same_redis(tmp_path, consoles) -> None:
     settings = Settings(data_dir=tmp_path / "data")
     limits = {"account_sign_in_failures": 2, "api_requests_per_minute": 3, "rate_limit_url": REDIS}
-    one, two = Console(settings, **limits), Console(settings, **limits)
+    one, two = consoles(settings, **limits), consoles(settings, **limits)
     email = f"shared-{uuid.uuid4().hex[:8]}@ours.example"
     first, second = one.client(), two.client()
     ensure_member(one.verity, one.read_models, one.org_id, email, "member")
