@@ -7,7 +7,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from projections.tables import TABLE_KEYS, Order, Row, row_key
+from projections.tables import TABLE_KEYS, Order, Row
+
+
+def row_key(table: str, row: Row) -> tuple[Any, ...]:
+    """The values of the table's key columns in `row`."""
+    return tuple(row[column] for column in TABLE_KEYS[table])
 
 
 class MemoryTables:

@@ -7,6 +7,7 @@ the positions it reached together, or nothing.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -16,6 +17,10 @@ from typing import Any, Protocol
 
 from projections import postgres_arrays
 from projections.sqlite_checkpoints import BackgroundCheckpoints, use_write_ahead_log
+
+# The SQLite writing connection's page cache, KiB: a page of 1,000 round events dirties ~1,000 pages of 4 KiB, and
+# pages past the cache spill to the log mid-transaction, to be written again
+WRITER_CACHE_KIB = 65_536
 
 # Every read-model table and its key columns (the schema itself is in migrations/).
 TABLE_KEYS: dict[str, tuple[str, ...]] = {
@@ -89,11 +94,6 @@ class Tables(Protocol):
         ...
 
     def clear(self) -> None: ...
-
-
-def row_key(table: str, row: Row) -> tuple[Any, ...]:
-    """The values of the table's key columns in `row`."""
-    return tuple(row[column] for column in TABLE_KEYS[table])
 
 
 class SqlTx:
@@ -243,8 +243,8 @@ class SqlTables:
 
 
 class SqliteTables(SqlTables):
-    """The read models in their own SQLite file; a connection per transaction keeps writers apart, and each thread
-    reads on a connection of its own that it keeps (opening one costs more than a live part's whole read)."""
+    """The read models in their own SQLite file: the process writes on one connection, a transaction at a time, and
+    each thread reads on a connection of its own that it keeps (opening one costs more than a live part's read)."""
 
     mark = ":{}"
     dialect = "sqlite"
@@ -253,6 +253,8 @@ class SqliteTables(SqlTables):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._write_lock = threading.Lock()
+        self._writer: sqlite3.Connection | None = None
+        self._writer_pid = 0
         self._readers = threading.local()
         self._checkpoints = BackgroundCheckpoints(self.path)
 
@@ -266,7 +268,7 @@ class SqliteTables(SqlTables):
     @contextmanager
     def transaction(self) -> Iterator[SqlTx]:
         with self._write_lock:
-            connection = self.connect()
+            connection = self._writing_connection()
             try:
                 connection.execute("BEGIN IMMEDIATE")
                 yield SqlTx(connection.cursor(), self.mark)
@@ -274,9 +276,16 @@ class SqliteTables(SqlTables):
             except BaseException:
                 connection.execute("ROLLBACK")
                 raise
-            finally:
-                connection.close()
         self._checkpoints.nudge()
+
+    def _writing_connection(self) -> sqlite3.Connection:
+        """The process's writing connection, kept so that its page cache holds the B-tree pages that catch-up writes
+        page after page (a connection per transaction read them back from the log file every time); a child
+        process opens its own, as a connection must not cross a fork."""
+        if self._writer is None or self._writer_pid != os.getpid():
+            self._writer, self._writer_pid = self.connect(), os.getpid()
+            self._writer.execute(f"PRAGMA cache_size=-{WRITER_CACHE_KIB}")
+        return self._writer
 
     @contextmanager
     def reading_cursor(self) -> Iterator[sqlite3.Cursor]:
