@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from operator import itemgetter
 from typing import Any
 
 from domain.rewards.types import SCORED_BATCH
@@ -19,34 +20,35 @@ class Rounds(RunRows):
     def row(self, e: Event, place: Row) -> Row:
         result = e.data["result"]
         total = place["total_rounds"]
-        return {
-            "round_number": result["round_number"],
-            "org_id": place["org_id"],
-            "rounds_total": total,
-            "reward": result.get("reward"),
-            "signal": result.get("signal"),
-            "cut_off": result.get("cut_off"),
-            "metric_failures": result.get("metric_failures", 0),
-            "updated": int(bool(result.get("updated"))),
-            "loss": result.get("loss"),
-            "validation_reward": result["validation_reward"],
-            "best_round": e.data["best_round"],
-            **{
-                key: result.get(key, 0.0)
-                for key in ("sampling_seconds", "grading_seconds", "update_seconds", "validation_seconds")
-            },
-            "mean_answer_tokens": result.get("mean_answer_tokens"),
-            "token_entropy": result.get("token_entropy"),
-            "peak_memory_bytes": result.get("peak_memory_bytes"),
-            "accuracy": result.get("accuracy"),
-            "clipped": result.get("clipped"),
-            "grad_norm": result.get("grad_norm"),
+        best = e.data["best_round"]
+        # the result's columns in one C call, those an older round lacks at their default
+        row = dict(zip(_RESULT_COLUMNS, _result_values({**_RESULT_DEFAULTS, **result}), strict=True))
+        row.update(
+            org_id=place["org_id"],
+            rounds_total=total,
+            updated=int(bool(result.get("updated"))),
+            best_round=best,
             **_health(result),
-            "grading_seconds_median": result.get("grading_seconds_median"),
-            "grading_seconds_p95": result.get("grading_seconds_p95"),
-            "log_line": messages.round_log_line(result, total, e.data["best_round"]),
-            "scored_at": e.time,
-        }
+            log_line=messages.round_log_line(result, total, best),
+            scored_at=e.time,
+        )
+        return row
+
+
+# The round result's own columns: every one of them but these is in every round's result since the first.
+_RESULT_DEFAULTS: dict[str, Any] = {
+    "metric_failures": 0,
+    "sampling_seconds": 0.0,
+    "grading_seconds": 0.0,
+    "update_seconds": 0.0,
+    "validation_seconds": 0.0,
+    **dict.fromkeys(
+        ("reward", "signal", "cut_off", "loss", "mean_answer_tokens", "token_entropy", "peak_memory_bytes",
+         "accuracy", "clipped", "grad_norm", "grading_seconds_median", "grading_seconds_p95")
+    ),
+}
+_RESULT_COLUMNS = ("round_number", "validation_reward", *_RESULT_DEFAULTS)
+_result_values = itemgetter(*_RESULT_COLUMNS)
 
 
 def _health(result: dict[str, Any]) -> Row:

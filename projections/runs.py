@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from domain.runs.run import status_line
+from domain.runs.states import TRAINING
 from projections.base import Event, Handler, Projection
 from projections.run_settings import run_reward_label
 from projections.tables import Tx
@@ -68,12 +69,23 @@ class RunStates(Projection):
         tx.update(self.name, {"id": row["id"]}, values)
 
     def _round_scored(self, tx: Tx, e: Event) -> None:
+        """`_state` to "training" with the round's counts, written out: most of a run's events are its rounds."""
         result = e.data["result"]
-        best = e.data["best_round"]
-        values: dict[str, Any] = {"rounds_scored": result["round_number"] + 1, "best_round": best}
-        if best == result["round_number"]:
-            values["best_validation"] = result["validation_reward"]
-        self._state(tx, e, "training", **values)
+        number, best = result["round_number"], e.data["best_round"]
+        key = {"id": e.aggregate_key}
+        row = tx.peek(self.name, key)
+        if row is None:
+            return
+        changes = {
+            "rounds_scored": number + 1,
+            "best_round": best,
+            "state": TRAINING,
+            "status_line": status_line(TRAINING, number + 1, row["rounds_total"]),
+            "updated_at": e.time,
+        }
+        if best == number:
+            changes["best_validation"] = result["validation_reward"]
+        tx.update(self.name, key, changes)
 
 
 class Runs(RunStates):

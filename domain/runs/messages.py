@@ -53,21 +53,16 @@ def round_log_line(result: dict[str, Any], total_rounds: int, best_round: int) -
             f"{result['validation_seconds']:.1f}."
         )
     failures = result["metric_failures"]
-    parts = [
-        f"reward {result['reward']:.4f}",
-        f"signal {_percent(result['signal'])}",
-        f"cut off {_percent(result['cut_off'])}",
-        f"{failures} metric failure{'' if failures == 1 else 's'}",
-        updated_words(result.get("passes"), result.get("clipped")) if result["updated"] else "not updated",
-    ]
-    if result.get("loss") is not None:
-        parts.append(f"loss {result['loss']:.4f}")
-    parts.append(validation)
-    seconds = (
+    updated = updated_words(result.get("passes"), result.get("clipped")) if result["updated"] else "not updated"
+    loss = result.get("loss")
+    # one f-string: a catch-up writes this line for every round of the log (bench/events.py)
+    return (
+        f"Round {number} of {total_rounds}: reward {result['reward']:.4f}, signal {_percent(result['signal'])}, "
+        f"cut off {_percent(result['cut_off'])}, {failures} metric failure{'' if failures == 1 else 's'}, "
+        f"{updated}{'' if loss is None else f', loss {loss:.4f}'}, {validation}; seconds: "
         f"sampling {result['sampling_seconds']:.1f}, grading {result['grading_seconds']:.1f}, "
-        f"update {result['update_seconds']:.1f}, validation {result['validation_seconds']:.1f}"
+        f"update {result['update_seconds']:.1f}, validation {result['validation_seconds']:.1f}."
     )
-    return f"Round {number} of {total_rounds}: {', '.join(parts)}; seconds: {seconds}."
 
 
 def updated_words(passes: int | None, clipped: float | None) -> str:
