@@ -1,4 +1,5 @@
-"""A run's rounds: one row per Run.RoundScored, which also index its rollout files (projections/run_reads.py)."""
+"""A run's rounds: one row per Run.RoundScored, which also index its rollout files (projections/run_reads.py). A
+round's log line is not stored: it is written from the row when the round is read."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from operator import itemgetter
 from typing import Any
 
 from domain.rewards.types import SCORED_BATCH
-from domain.runs import messages
 from projections.base import Event
 from projections.run_rows import RunRows
 from projections.tables import Row
@@ -29,7 +29,6 @@ class Rounds(RunRows):
             updated=int(bool(result.get("updated"))),
             best_round=best,
             **_health(result),
-            log_line=messages.round_log_line(result, total, best),
             scored_at=e.time,
         )
         return row
@@ -43,7 +42,7 @@ _RESULT_DEFAULTS: dict[str, Any] = {
     "update_seconds": 0.0,
     "validation_seconds": 0.0,
     **dict.fromkeys(
-        ("reward", "signal", "cut_off", "loss", "mean_answer_tokens", "token_entropy", "peak_memory_bytes",
+        ("reward", "signal", "cut_off", "loss", "passes", "mean_answer_tokens", "token_entropy", "peak_memory_bytes",
          "accuracy", "clipped", "grad_norm", "grading_seconds_median", "grading_seconds_p95")
     ),
 }

@@ -198,11 +198,12 @@ class RoundRow:
     mean_answer_tokens: float | None
     token_entropy: float | None
     peak_memory_bytes: int | None
-    log_line: str
+    log_line: str  # the Training logs' line, written from the row's columns when it is read
     scored_at: str
     accuracy: float | None = None  # mean "correct" part of the round's answers, for a reward with parts
     clipped: float | None = None  # share of answer tokens the clip held back in the passes after the first
     grad_norm: float | None = None  # the update's gradient norm before clipping, mean over its passes
+    passes: int | None = None  # the update's passes over the answers (Epochs); None where it did not update
     # the reward's health: the answers that failed the metric by kind (None when none did), and a custom metric's
     # sandbox batches that graded the round's answers, in all and the failed ones by the kind of their first failure
     # (None when none failed); a built-in reward runs no sandbox (sandbox_batches None)

@@ -131,7 +131,8 @@ class RunReads:
         )
         return [
             read_row(RoundRow, r, failures_by_kind=_json(r.get("failures_by_kind_json")),
-                     sandbox_failed_batches=_json(r.get("sandbox_failed_batches_json")))
+                     sandbox_failed_batches=_json(r.get("sandbox_failed_batches_json")),
+                     log_line=messages.round_log_line(r, r["rounds_total"], r["best_round"]))
             for r in rows
         ]
 
