@@ -4,7 +4,6 @@ round's log line is not stored: it is written from the row when the round is rea
 from __future__ import annotations
 
 import json
-from operator import itemgetter
 from typing import Any
 
 from domain.rewards.types import SCORED_BATCH
@@ -19,23 +18,24 @@ class Rounds(RunRows):
 
     def row(self, e: Event, place: Row) -> Row:
         result = e.data["result"]
-        total = place["total_rounds"]
-        best = e.data["best_round"]
-        # the result's columns in one C call, those an older round lacks at their default
-        row = dict(zip(_RESULT_COLUMNS, _result_values({**_RESULT_DEFAULTS, **result}), strict=True))
+        get = result.get
+        row = {column: get(column, default) for column, default in _RESULT_DEFAULTS}
         row.update(
+            round_number=result["round_number"],
+            validation_reward=result["validation_reward"],
             org_id=place["org_id"],
-            rounds_total=total,
-            updated=int(bool(result.get("updated"))),
-            best_round=best,
+            rounds_total=place["total_rounds"],
+            updated=int(bool(get("updated"))),
+            best_round=e.data["best_round"],
             **_health(result),
             scored_at=e.time,
         )
         return row
 
 
-# The round result's own columns: every one of them but these is in every round's result since the first.
-_RESULT_DEFAULTS: dict[str, Any] = {
+# The round result's own columns but its number and validation reward, each at its value where an older round's
+# result lacks it.
+_RESULT_DEFAULTS: tuple[tuple[str, Any], ...] = tuple({
     "metric_failures": 0,
     "sampling_seconds": 0.0,
     "grading_seconds": 0.0,
@@ -45,9 +45,7 @@ _RESULT_DEFAULTS: dict[str, Any] = {
         ("reward", "signal", "cut_off", "loss", "passes", "mean_answer_tokens", "token_entropy", "peak_memory_bytes",
          "accuracy", "clipped", "grad_norm", "grading_seconds_median", "grading_seconds_p95")
     ),
-}
-_RESULT_COLUMNS = ("round_number", "validation_reward", *_RESULT_DEFAULTS)
-_result_values = itemgetter(*_RESULT_COLUMNS)
+}.items())
 
 
 def _health(result: dict[str, Any]) -> Row:
