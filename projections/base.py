@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property
 from typing import Any
 from uuid import UUID
 
@@ -27,14 +26,11 @@ class Event:
     version: int
     time: str
     data: dict[str, Any]
+    # The aggregate's id as the tables key it (its text): made once, though several projections key each event
+    aggregate_key: str = field(compare=False, repr=False)
     # True where the decoder read the data from JSON with no value that msgspec and json.dumps write differently
     # (no NaN or infinity, datetime or Decimal): the feed then writes it with msgspec (projections/feed.py)
     json_native: bool = field(default=False, compare=False, repr=False)
-
-    @cached_property
-    def aggregate_key(self) -> str:
-        """The aggregate's id as the tables key it: made once, though each event is keyed by several projections."""
-        return str(self.aggregate_id)
 
     @property
     def actor(self) -> dict[str, str]:

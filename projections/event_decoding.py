@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+from uuid import UUID
 
 import msgspec
 from eventsourcing.persistence import JSONTranscoder, Mapper, Notification, find_id_convertor
@@ -30,6 +31,7 @@ _CONTAINERS = (dict, list)
 _TYPED = b'"_type_":'
 _WRITTEN_ALIKE = b'"_type_":"uuid_hex"'
 _TIMESTAMP = b'"_type_":"datetime_iso"'
+KEYS_KEPT = 100_000  # aggregates whose ids' text a decoder keeps
 
 
 class EventDecoder:
@@ -45,6 +47,8 @@ class EventDecoder:
         # topic -> the event's class and its name, or None where its class version asks for upcasting (the mapper
         # does that)
         self._classes: dict[str, tuple[type, str] | None] = {}
+        self._keys: dict[int, str] = {}  # an aggregate's id (as a number) -> its text, made once per aggregate
+
 
     def __call__(self, notification: Notification) -> Event:
         decoded = self._state(notification) if self._fast else None
@@ -53,16 +57,30 @@ class EventDecoder:
             return from_domain_event(notification.id, self.mapper.to_domain_event(notification), notification.state)
         state, typed = decoded
         convert = find_id_convertor(named[0], type(notification.originator_id))
+        aggregate_id = convert(notification.originator_id)
         timestamp = state["timestamp"]
         return Event(
             position=notification.id,
             type=named[1],
-            aggregate_id=convert(notification.originator_id),
+            aggregate_id=aggregate_id,
             version=notification.originator_version,
             time=timestamp if type(timestamp) is str else timestamp.isoformat(),
             data={key: value for key, value in state.items() if key not in _SKIPPED},
+            aggregate_key=self._key(aggregate_id),
             json_native=json_native(notification.state, typed, finite=True),  # msgspec read no NaN or infinity
         )
+
+    def _key(self, aggregate_id: Any) -> str:
+        """The id's text: a run's thousand rounds share one (UUID's own __str__ costs a microsecond an event)."""
+        if type(aggregate_id) is not UUID:
+            return str(aggregate_id)
+        number = aggregate_id.int
+        key = self._keys.get(number)
+        if key is None:
+            if len(self._keys) >= KEYS_KEPT:
+                self._keys.clear()
+            key = self._keys[number] = str(aggregate_id)
+        return key
 
     def _state(self, notification: Notification) -> tuple[dict[str, Any], int] | None:
         """The event's decoded state and how many transcoded values its bytes hold, or None where the mapper must
@@ -132,5 +150,6 @@ def from_domain_event(position: int, domain_event: Any, stored: bytes | None = N
         version=domain_event.originator_version,
         time=domain_event.timestamp.isoformat(),
         data={key: value for key, value in domain_event.__dict__.items() if key not in _SKIPPED},
+        aggregate_key=str(domain_event.originator_id),
         json_native=native,
     )
