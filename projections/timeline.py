@@ -60,6 +60,15 @@ def sentence(e: Event, who: str, total_rounds: int, objective: str = objectives.
     if objective != objectives.RL and (words := _tuning_sentence(e, who, objective)) is not None:
         return words
     match e.type.removeprefix("Run."):
+        # a run's rounds first: most of the log (the cases are tried in order)
+        case "RoundScored" if data["result"]["round_number"] == 0:
+            return f"Round 0 scored the starting adapter: validation reward {data['result']['validation_reward']:.4f}."
+        case "RoundScored":
+            result = data["result"]
+            return (
+                f"Round {result['round_number']} of {total_rounds} scored: reward {result['reward']:.4f}, "
+                f"validation reward {result['validation_reward']:.4f} (best round {data['best_round']})."
+            )
         case "Saved" if data.get("retry_of"):
             return f"{who} retried run {str(data['retry_of'])[:8]}: a new run with the same settings."
         case "Saved" if data.get("duplicate_of"):
@@ -83,14 +92,6 @@ def sentence(e: Event, who: str, total_rounds: int, objective: str = objectives.
             return resumed_on_worker_sentence(who, data["resuming_from"], unit_of(objective))
         case "Preparing":
             return f"{who} started preparing the run: GPU, model and data."
-        case "RoundScored" if data["result"]["round_number"] == 0:
-            return f"Round 0 scored the starting adapter: validation reward {data['result']['validation_reward']:.4f}."
-        case "RoundScored":
-            result = data["result"]
-            return (
-                f"Round {result['round_number']} of {total_rounds} scored: reward {result['reward']:.4f}, "
-                f"validation reward {result['validation_reward']:.4f} (best round {data['best_round']})."
-            )
         case "Stopped":
             line = messages.stopped_line(data["reason"], data["after_round"], total_rounds, data["best_round"])
             return f"{line}. {data['note']}".strip()
