@@ -11,6 +11,7 @@ from projections.tables import TABLE_KEYS, Row
 
 # Each table's key of a row: the one key column's value, or a tuple of them (made in C, once per read or write).
 _KEY_OF: dict[str, Callable[[Row], Any]] = {table: itemgetter(*columns) for table, columns in TABLE_KEYS.items()}
+_UNREAD: Any = object()  # a row the page has not read yet (None: read, and not there)
 
 
 class PageBuffer:
@@ -28,9 +29,9 @@ class PageBuffer:
     def _held(self, table: str, key: Row) -> tuple[Any, Row | None]:
         """The row as the page left it, read from the tables the first time the page asks for it."""
         rows, slot = self._rows[table], _KEY_OF[table](key)
-        if slot in rows:
-            return slot, rows[slot]
-        row = rows[slot] = self.inner.get(table, key)
+        row = rows.get(slot, _UNREAD)
+        if row is _UNREAD:
+            row = rows[slot] = self.inner.get(table, key)
         return slot, row
 
     def get(self, table: str, key: Row) -> Row | None:
