@@ -49,7 +49,6 @@ class EventDecoder:
         self._classes: dict[str, tuple[type, str] | None] = {}
         self._keys: dict[int, str] = {}  # an aggregate's id (as a number) -> its text, made once per aggregate
 
-
     def __call__(self, notification: Notification) -> Event:
         decoded = self._state(notification) if self._fast else None
         named = self._classes.get(notification.topic)

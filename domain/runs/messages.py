@@ -55,7 +55,7 @@ def round_log_line(result: dict[str, Any], total_rounds: int, best_round: int) -
     failures = result["metric_failures"]
     updated = updated_words(result.get("passes"), result.get("clipped")) if result["updated"] else "not updated"
     loss = result.get("loss")
-    # one f-string: a catch-up writes this line for every round of the log (bench/events.py)
+    # one f-string: every round read writes its line (projections/run_reads.py), a thousand for a long run's page
     return (
         f"Round {number} of {total_rounds}: reward {result['reward']:.4f}, signal {_percent(result['signal'])}, "
         f"cut off {_percent(result['cut_off'])}, {failures} metric failure{'' if failures == 1 else 's'}, "
