@@ -122,9 +122,17 @@ def test_the_read_models_built_from_them_are_the_rows_of_that_day(stored):
             rows = [row for row in rows if row["name"] in names]
         assert len(now[table]) == len(rows), table
         for before, after in zip(rows, now[table], strict=True):
+            if table == "rounds":  # its log line is no longer stored: it is written the same when the round is read
+                before = dict(before)
+                assert _log_line(read_models, before) == before.pop("log_line")
             assert {key: as_saved_then(_read(key, after[key])) for key in before} == {
                 key: _read(key, value) for key, value in before.items()
             }, table
+
+
+def _log_line(read_models, row: dict[str, Any]) -> str:
+    rounds = read_models.rounds(UUID(row["org_id"]), UUID(row["run_id"]))
+    return next(r.log_line for r in rounds if r.round_number == row["round_number"])
 
 
 def test_the_rollout_files_read_from_the_rounds_are_the_index_of_that_day(stored):
