@@ -18,15 +18,21 @@ class RunStates(Projection):
     """The part of a run that both Runs and Run detail show: its state, status line and best round. Each view's
     table is named after it, and each writes its own row when a run is saved or edited."""
 
-    def _state(self, tx: Tx, e: Event, state: str, **values: Any) -> None:
-        row = tx.peek(self.name, {"id": e.aggregate_key})  # read only: the changes go through `update`
+    def _state(self, tx: Tx, e: Event, state: str, **changes: Any) -> None:
+        self._change(tx, e, state, changes)
+
+    def _change(self, tx: Tx, e: Event, state: str, changes: dict[str, Any]) -> None:
+        """The run's row in `state`, with `changes` (the caller's own dict: it goes to `update` as it is), in one
+        read of the row and one write: most of a run's events are its rounds."""
+        key = {"id": e.aggregate_key}
+        row = tx.peek(self.name, key)  # read only: the changes go through `update`
         if row is None:
             return
-        changes = {**values, "state": state}
+        changes["state"] = state
         scored = changes.get("rounds_scored", row["rounds_scored"])
         changes["status_line"] = status_line(state, scored, changes.get("rounds_total", row["rounds_total"]))
         changes["updated_at"] = e.time
-        tx.update(self.name, {"id": row["id"]}, changes)
+        tx.update(self.name, key, changes)
 
     def _saved(self, tx: Tx, e: Event) -> None:
         raise NotImplementedError
@@ -69,23 +75,12 @@ class RunStates(Projection):
         tx.update(self.name, {"id": row["id"]}, values)
 
     def _round_scored(self, tx: Tx, e: Event) -> None:
-        """`_state` to "training" with the round's counts, written out: most of a run's events are its rounds."""
         result = e.data["result"]
         number, best = result["round_number"], e.data["best_round"]
-        key = {"id": e.aggregate_key}
-        row = tx.peek(self.name, key)
-        if row is None:
-            return
-        changes = {
-            "rounds_scored": number + 1,
-            "best_round": best,
-            "state": TRAINING,
-            "status_line": status_line(TRAINING, number + 1, row["rounds_total"]),
-            "updated_at": e.time,
-        }
+        values: dict[str, Any] = {"rounds_scored": number + 1, "best_round": best}
         if best == number:
-            changes["best_validation"] = result["validation_reward"]
-        tx.update(self.name, key, changes)
+            values["best_validation"] = result["validation_reward"]
+        self._change(tx, e, TRAINING, values)
 
 
 class Runs(RunStates):
