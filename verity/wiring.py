@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from uuid import UUID
 
 from domain.actors import Actor
@@ -41,8 +43,31 @@ def event_store_env(settings: Settings) -> dict[str, str]:
     return {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(settings.event_store_path)}
 
 
+# Any fixed number: every process of one database takes the same lock.
+EVENT_STORE_TABLES_LOCK = 0x7665726974790001
+
+
+@contextmanager
+def one_process_at_a_time(settings: Settings) -> Iterator[None]:
+    """On PostgreSQL, a session advisory lock around making the event store's tables. eventsourcing makes them in
+    every process that starts, and `CREATE OR REPLACE FUNCTION` run by two processes at once fails in one of them
+    with "tuple concurrently updated", even where the tables are there already (two workers started together)."""
+    if settings.postgres is None:
+        yield  # SQLite: eventsourcing's own statements are `IF NOT EXISTS` in one file lock
+        return
+    import psycopg
+
+    with psycopg.connect(settings.postgres.conninfo, autocommit=True) as connection:
+        connection.execute("SELECT pg_advisory_lock(%s)", (EVENT_STORE_TABLES_LOCK,))
+        try:
+            yield
+        finally:
+            connection.execute("SELECT pg_advisory_unlock(%s)", (EVENT_STORE_TABLES_LOCK,))
+
+
 def build_application(settings: Settings) -> Verity:
-    verity = Verity(env=event_store_env(settings))
+    with one_process_at_a_time(settings):
+        verity = Verity(env=event_store_env(settings))
     # eventsourcing falls back to an in-memory store silently; a console on it would lose everything.
     if type(verity.recorder).__module__.endswith("popo"):
         raise RuntimeError("The event store is in memory: check PERSISTENCE_MODULE in the environment.")
