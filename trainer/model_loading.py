@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from trainer.fused_norm import fuse_rms_norms
 from trainer.output_head import Trains, output_head_name, targets_only_head, widened_config
 from trainer.spec import RunSpec
 from trainer.storage import fetch_folder, file_sha256
@@ -101,6 +102,7 @@ def load_policy(spec: RunSpec, tokenizer, trains: Trains | None = None) -> Polic
     if "device_map" not in options:
         base.to(device)
     base.config.use_cache = True
+    fuse_rms_norms(base)  # one operation per norm instead of seven (trainer/fused_norm.py)
 
     if spec.start_adapter is not None:
         model = _continued_adapter(base, fetch_start_adapter(spec), trains)
