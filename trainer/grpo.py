@@ -250,12 +250,12 @@ def shared_prompt_logprobs_and_entropy(model, batch: SharedPromptBatch) -> tuple
     tokens to a prompt of 33, 14 of them shared by every prompt, that is about 19 + 8 × 4 token positions per
     prompt instead of 8 × 37: the gradient is the same.
     """
-    read = read_prompts(model, batch.prompts)
-    if packs_answers(model):  # the answers side by side on their prompt's row (trainer/packed_answers.py)
+    if packs_answers(model):  # the answers side by side after their prompt on its row (trainer/packed_answers.py)
         lengths = batch.answer_mask.sum(dim=1).tolist()
         packed = pack_answers(batch.answer_ids.cpu(), lengths, batch.answer_prompt.tolist(),
-                              batch.prompts.rest_ids.shape[0], read.next_logits.shape[-1], pad_id=0)
-        return packed_logprobs_and_entropy(model, read, packed)
+                              batch.prompts.rest_ids.shape[0], pad_id=0)
+        return packed_logprobs_and_entropy(model, batch.prompts, packed)
+    read = read_prompts(model, batch.prompts)
     cache = read.cache
     select_rows(cache, batch.answer_prompt)  # [prompts, ...] → [answers, ...]
     prompt_mask = read.attention_mask[batch.answer_prompt]  # [answers, cache_width]

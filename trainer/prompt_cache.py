@@ -96,21 +96,32 @@ class PromptsRead:
 def read_prompts(model, batch: PromptBatch) -> PromptsRead:
     """The prefix once (one row), its cache copied to every prompt, then each prompt's rest on top of it. Under
     autograd the copies' gradients sum back into the one prefix, as the gradients of the prompts read whole would."""
-    prompts = batch.rest_ids.shape[0]
-    shared = batch.prefix.numel()
-    device = batch.rest_ids.device
-    past: dict[str, Any] = {}
-    if shared:
-        positions = torch.arange(shared, device=device).unsqueeze(0)  # [1, prefix_tokens]
-        prefix = model(input_ids=batch.prefix.unsqueeze(0), position_ids=positions, use_cache=True, logits_to_keep=1)
-        cache = prefix[CACHE_FIELD]
-        select_rows(cache, torch.zeros(prompts, dtype=torch.long, device=device))
-        past[CACHE_FIELD] = cache
+    prompts, shared = batch.rest_ids.shape[0], batch.prefix.numel()
     attention_mask = torch.cat([batch.rest_mask.new_ones(prompts, shared), batch.rest_mask], dim=1)
-    positions = (shared + batch.rest_mask.cumsum(dim=1) - 1).clamp(min=0)  # [prompts, rest_width]
+    positions = rest_positions(batch)
     output = model(input_ids=batch.rest_ids, attention_mask=attention_mask, position_ids=positions, use_cache=True,
-                   logits_to_keep=1, **past)
+                   logits_to_keep=1, **read_prefix(model, batch))
     return PromptsRead(output[CACHE_FIELD], output.logits[:, -1, :], attention_mask, positions[:, -1] + 1)
+
+
+def read_prefix(model, batch: PromptBatch) -> dict[str, Any]:
+    """The prompts' shared prefix read once (one row), its cache copied to every prompt. → the forward's keyword
+    argument for that cache, to read the rest on top of it; none where the prompts share nothing."""
+    shared = batch.prefix.numel()
+    if not shared:
+        return {}
+    device = batch.rest_ids.device
+    positions = torch.arange(shared, device=device).unsqueeze(0)  # [1, prefix_tokens]
+    prefix = model(input_ids=batch.prefix.unsqueeze(0), position_ids=positions, use_cache=True, logits_to_keep=1)
+    cache = prefix[CACHE_FIELD]
+    select_rows(cache, torch.zeros(batch.rest_ids.shape[0], dtype=torch.long, device=device))
+    return {CACHE_FIELD: cache}
+
+
+def rest_positions(batch: PromptBatch) -> torch.Tensor:
+    """Each rest token's position in its prompt, after the prefix (a left padding's: that of the first token).
+    → [prompts, rest_width]"""
+    return (batch.prefix.numel() + batch.rest_mask.cumsum(dim=1) - 1).clamp(min=0)
 
 
 def select_rows(cache, rows: torch.Tensor) -> None:

@@ -14,6 +14,7 @@ from trainer.grpo import (
     build_shared_prompt_batch,
     shared_prompt_logprobs_and_entropy,
 )
+from trainer.packed_answers import packs_answers
 from trainer.sampling import SampledAnswer, TransformersBackend
 from trainer.scoring import score_answers
 from trainer.tiny_model import math_pairs_rows
@@ -64,9 +65,13 @@ def test_a_cut_off_answer_scores_zero_without_being_graded(tiny, final_number_gr
     assert scored.graded == 1
 
 
-def test_the_shared_prompt_forward_gives_the_plain_forwards_numbers_and_gradient(tiny):
+@pytest.mark.parametrize("chosen", ["four prompts", "one prompt, so no shared prefix", "prompts of unlike lengths"])
+def test_the_shared_prompt_forward_gives_the_plain_forwards_numbers_and_gradient(tiny, chosen):
     _, model, _, prompts, _, backend = tiny
-    answers = backend.sample(prompts[:4], 3, 6, False, lambda: False)
+    prompts = {"four prompts": prompts[:4], "one prompt, so no shared prefix": prompts[:1],
+               "prompts of unlike lengths": [prompts[0], prompts[1][:20], prompts[2][:26]]}[chosen]
+    assert packs_answers(model)  # the packed pass (trainer/packed_answers.py) is what this checks
+    answers = backend.sample(prompts, 3, 6, False, lambda: False)
     tokens = [a.token_ids for group in answers for a in group]
     owner = [p for p, group in enumerate(answers) for _ in group]
     model.train()
@@ -76,7 +81,7 @@ def test_the_shared_prompt_forward_gives_the_plain_forwards_numbers_and_gradient
     plain_logprobs, plain_entropy = answer_logprobs_and_entropy(model, plain)
     plain_grad = torch.autograd.grad((plain_logprobs * plain.answer_mask).sum(), params)
 
-    shared = build_shared_prompt_batch(prompts[:4], tokens, owner, pad_id=0)
+    shared = build_shared_prompt_batch(prompts, tokens, owner, pad_id=0)
     shared_logprobs, shared_entropy = shared_prompt_logprobs_and_entropy(model, shared)
     shared_grad = torch.autograd.grad((shared_logprobs * shared.answer_mask).sum(), params)
 
