@@ -1,13 +1,13 @@
-"""The update's forward pass over answers packed by prompt: one row per prompt, its own tokens (after the prefix
-all prompts share) then its answers side by side, each answer seeing its prompt and its own tokens only (a
-block-diagonal causal mask), in one pass over the prompts' shared prefix.
+"""The update's forward pass over answers packed by prompt: one row per prompt, its own tokens then its answers
+side by side, each answer seeing its prompt and its own tokens only (a block-diagonal causal mask), in one pass on
+top of the prefix all prompts share.
 
 trainer/grpo.py's shared-prompt pass reads each prompt once, then copies its KV cache to one row per answer and
 runs the answers on top: the copy (and its gradient) costs a matrix product per layer, the attention runs as many
 small problems as answers, and every answer is padded to the longest. Packed, the answers of a prompt continue
 the prompt's own row: no copy, one attention problem per prompt, and padding only at the end of a row. The prompt's
-own tokens run in the same pass as its answers, not in one of their own before it: one pass of the model fewer
-(on a CPU a pass of the tiny model costs as much as 150 of its tokens whatever its length) and no cache to extend.
+own tokens run in the same pass as its answers, not in one of their own before it: one pass of the model fewer (on
+a CPU, a pass of the tiny model forward and back costs about what 80 more of its tokens do) and no cache to extend.
 The numbers are the same as the plain forward's (each answer attends to the same keys with the same positions;
 float rounding aside), and so is the gradient (tests/trainer/test_sampling_and_scoring.py).
 
