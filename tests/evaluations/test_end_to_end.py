@@ -8,6 +8,7 @@ import itertools
 import re
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -148,11 +149,12 @@ def test_a_baseline_gives_a_run_its_reward_and_the_adapter_is_scored_against_it(
     assert compared["difference"] == pytest.approx(compared["adapter"]["score"] - baseline.score)
     assert len(compared["rows"]) == 16
     assert all(row["difference"] == pytest.approx(row["score"] - row["baseline_score"]) for row in compared["rows"])
-    page = _owner_client(site).get(f"/evaluations/{against_id}").text
+    with _owner_client(site) as client:
+        page = client.get(f"/evaluations/{against_id}").text
+        shown = html.unescape(client.get(f"/evaluations/{baseline_id}").text)
     assert "Score against baseline" in page and " points" in page and "What is" in page
     assert f"{compared['difference'] * 100:+.1f} points" in page
     # 001's Evaluating an RLVR model: the overall score, then accuracy, accuracy strict, format and answered
-    shown = html.unescape(_owner_client(site).get(f"/evaluations/{baseline_id}").text)
     tiles = re.findall(r'data-tile="(\w+)"><span>([^<]+)</span><strong>([^<]+)</strong>', shown)
     assert [(key, label) for key, label, _ in tiles] == [
         ("score", "Overall score"), ("accuracy", "accuracy"), ("accuracy_strict", "accuracy strict"),
@@ -161,16 +163,17 @@ def test_a_baseline_gives_a_run_its_reward_and_the_adapter_is_scored_against_it(
     assert tiles[1][2] == f"{baseline.breakdown['accuracy'] * 100:.1f}%"
 
 
-def _owner_client(site: Site):
+@contextmanager
+def _owner_client(site: Site) -> Iterator[Any]:
+    """A console client signed in as the organization's owner; closed (its app's lifespan ended) after the block."""
     from litestar.testing import TestClient
 
     from app.auth.testing import sign_in_as
     from app.factory import create_app
 
-    client = TestClient(create_app(site.verity, site.read_models))
-    client.__enter__()
-    sign_in_as(client, site.verity, site.read_models, site.org_id, email="owner@acme.example", role="owner")
-    return client
+    with TestClient(create_app(site.verity, site.read_models)) as client:
+        sign_in_as(client, site.verity, site.read_models, site.org_id, email="owner@acme.example", role="owner")
+        yield client
 
 
 def test_a_loop_that_learns_nothing_plateaus(site: Site):
@@ -178,7 +181,8 @@ def test_a_loop_that_learns_nothing_plateaus(site: Site):
     assert loop.status == "Plateaued", loop.failure
     assert len(loop.rounds) == 2 and loop.best_round == 1  # give up after 1 round without real gain
     site.read_models.wait_for(site.verity.recorder.max_notification_id())
-    page = _owner_client(site).get(f"/loops/{loop.id}").text
+    with _owner_client(site) as client:
+        page = client.get(f"/loops/{loop.id}").text
     assert "Plateaued" in page and "BEST" in page and "2 of 3" in page and 'data-round="2"' in page
 
 
@@ -204,7 +208,8 @@ def test_a_loop_of_three_rounds_reaches_a_target_just_above_its_first_round(site
     site.read_models.wait_for(site.verity.recorder.max_notification_id())
     rows = reads.loop_rounds(site.read_models.tables, loop.id)
     assert [r["is_best"] for r in rows].count(True) == 1
-    page = html.unescape(_owner_client(site).get(f"/loops/{loop.id}").text)
+    with _owner_client(site) as client:
+        page = html.unescape(client.get(f"/loops/{loop.id}").text)
     assert "Target reached" in page and f"{len(loop.rounds)} of 3" in page
     # 001's header: the best score with its gain over round 1, and the elapsed time of training and benchmarking
     assert f"{(max(loop.scores) - loop.scores[0]) * 100:+.1f} points from round 1" in page
@@ -245,10 +250,10 @@ def test_an_experiment_measures_the_base_model_trains_with_rl_and_compares(site:
     assert adapter_evaluation.baseline_id == experiment.baseline_id and len(adapter_evaluation.results) == 16
 
     site.read_models.wait_for(v.recorder.max_notification_id())
-    client = _owner_client(site)
-    shown = client.get(f"/api/experiments/{experiment_id}").json()["experiment"]
+    with _owner_client(site) as client:
+        shown = client.get(f"/api/experiments/{experiment_id}").json()["experiment"]
+        page = client.get(f"/experiments/{experiment_id}").text
     assert shown["status"] == "Completed" and shown["difference"] == pytest.approx(experiment.difference)
-    page = client.get(f"/experiments/{experiment_id}").text
     assert "Reward: the evaluation&#39;s main metric (" in page or "Reward: the evaluation's main metric (" in page
     assert " points" in page and "Training ended: Completed" in page
 
@@ -288,7 +293,9 @@ def test_a_custom_metric_that_fails_on_an_answer_fails_its_batch_and_the_page_an
     evaluation = site.evaluation(evaluation_id)
     assert evaluation.status == "Completed", evaluation.failure  # the batches failed, not the evaluation
     site.read_models.wait_for(site.verity.recorder.max_notification_id())
-    shown = _owner_client(site).get(f"/api/evaluations/{evaluation_id}").json()
+    with _owner_client(site) as client:
+        shown = client.get(f"/api/evaluations/{evaluation_id}").json()
+        page = html.unescape(client.get(f"/evaluations/{evaluation_id}").text)
     results = shown["results"]
     assert not any(r["cut_off"] for r in results)  # so the batches are the examples 1-8, 9-16 and 17-24
     assert [r["failure"] is not None for r in results] == [True] * 16 + [False] * 8
@@ -308,7 +315,6 @@ def test_a_custom_metric_that_fails_on_an_answer_fails_its_batch_and_the_page_an
     assert shown["evaluation"]["metric_failures_note"] == note  # the answer's text stays out of it
     assert evaluation.score == pytest.approx(sum(r["score"] for r in results) / 24)
 
-    page = html.unescape(_owner_client(site).get(f"/evaluations/{evaluation_id}").text)
     assert note in page
     assert page.count(">Metric failed</span>") == 16
     assert "Another answer of batch 1 failed: returned something that is not a number from 0 to 1" in page
