@@ -16,7 +16,9 @@ MIGRATIONS_DIR = Path(__file__).parent
 CREATE_MIGRATIONS_TABLE = (
     "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
 )
-MIGRATION_LOCK = 0x76657269  # PostgreSQL's advisory lock of whoever applies migrations ("veri")
+# PostgreSQL's advisory lock of whoever makes the schema ("veri"): the read models' migrations, and the event
+# store's tables (verity/wiring.py)
+MIGRATION_LOCK = 0x76657269
 
 
 def migration_files(dialect: str) -> list[Path]:

@@ -245,10 +245,11 @@ def shared_prompt_logprobs_and_entropy(model, batch: SharedPromptBatch) -> tuple
     """The same numbers as answer_logprobs_and_entropy, computing each prompt once instead of once per answer, and
     the prompts' shared prefix once for all of them.
 
-    The prompts run once with a KV cache; the cache is gathered to one row per answer (autograd sums the
-    gradients of an answer group back into its prompt), and the answers run on top of it. With 8 answers of 4
-    tokens to a prompt of 33, 14 of them shared by every prompt, that is about 19 + 8 × 4 token positions per
-    prompt instead of 8 × 37: the gradient is the same.
+    With an attention that takes a 4-D mask, each prompt and its answers run packed on one row
+    (trainer/packed_answers.py). Otherwise the prompts run once with a KV cache; the cache is gathered to one row
+    per answer (autograd sums the gradients of an answer group back into its prompt), and the answers run on top.
+    With 8 answers of 4 tokens to a prompt of 33, 14 of them shared by every prompt, that is about 19 + 8 × 4 token
+    positions per prompt instead of 8 × 37: the gradient is the same.
     """
     if packs_answers(model):  # the answers side by side after their prompt on its row (trainer/packed_answers.py)
         lengths = batch.answer_mask.sum(dim=1).tolist()

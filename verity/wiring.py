@@ -9,7 +9,7 @@ from uuid import UUID
 from domain.actors import Actor
 from domain.application import Verity
 from domain.organizations import Organization, Project
-from migrations import apply_to
+from migrations import MIGRATION_LOCK, apply_to
 from projections.store import TableReadModels
 from projections.tables import open_tables
 from verity.config import Settings
@@ -43,26 +43,23 @@ def event_store_env(settings: Settings) -> dict[str, str]:
     return {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(settings.event_store_path)}
 
 
-# Any fixed number: every process of one database takes the same lock.
-EVENT_STORE_TABLES_LOCK = 0x7665726974790001
-
-
 @contextmanager
 def one_process_at_a_time(settings: Settings) -> Iterator[None]:
-    """On PostgreSQL, a session advisory lock around making the event store's tables. eventsourcing makes them in
-    every process that starts, and `CREATE OR REPLACE FUNCTION` run by two processes at once fails in one of them
-    with "tuple concurrently updated", even where the tables are there already (two workers started together)."""
+    """On PostgreSQL, the schema's advisory lock (the read models' migrations take it too) around making the event
+    store's tables: eventsourcing makes them in every process that starts, and `CREATE OR REPLACE FUNCTION` run by
+    two processes at once fails in one of them with "tuple concurrently updated", even where the tables are there
+    already (two workers started together)."""
     if settings.postgres is None:
         yield  # SQLite: eventsourcing's own statements are `IF NOT EXISTS` in one file lock
         return
     import psycopg
 
     with psycopg.connect(settings.postgres.conninfo, autocommit=True) as connection:
-        connection.execute("SELECT pg_advisory_lock(%s)", (EVENT_STORE_TABLES_LOCK,))
+        connection.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
         try:
             yield
         finally:
-            connection.execute("SELECT pg_advisory_unlock(%s)", (EVENT_STORE_TABLES_LOCK,))
+            connection.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
 
 
 def build_application(settings: Settings) -> Verity:

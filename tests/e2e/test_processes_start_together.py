@@ -6,6 +6,7 @@ concurrently updated" (a CI run's worker died of it): every process now opens th
 from __future__ import annotations
 
 import multiprocessing
+from multiprocessing.synchronize import Event
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,8 @@ pytestmark = pytest.mark.postgres
 PROCESSES = 8
 
 
-def _open_event_store(settings: Settings, start: object) -> None:
-    start.wait(30)  # type: ignore[attr-defined]  # a multiprocessing.Event: every process opens the store at once
+def _open_event_store(settings: Settings, start: Event) -> None:
+    start.wait(30)  # every process opens the store at once
     verity = build_application(settings)
     verity.close()
 
