@@ -16,6 +16,7 @@ import torch
 from trainer.kv_cache import CACHE_FIELD
 from trainer.merged_adapter import MergedAdapter, is_quantized, merges_exactly
 from trainer.prompt_cache import prompt_batch, read_prompts, select_rows
+from trainer.prompt_once import PromptOnceCache, decodes_prompt_once, prompt_once_steps
 from trainer.sampling_errors import SamplingInterrupted, SamplingOutOfMemory
 from trainer.static_decode import StaticDecoder, rows_that_fit
 from trainer.training_mode import set_training
@@ -94,7 +95,8 @@ class TransformersBackend:
       batches sized to the free GPU memory; "static" is the same loop without capture (a quantized base on CUDA,
       whose kernels are not captured, and the CPU's tests of the loop).
 
-    Both read the prompts' shared beginning once (trainer/prompt_cache.py). Where merging is exact
+    Both read the prompts' shared beginning once (trainer/prompt_cache.py); the dynamic loop's answers then read
+    their prompt's cache in place, not a copy per answer (trainer/prompt_once.py). Where merging is exact
     (trainer/merged_adapter.py: a float base with untied adapted weights) the LoRA adapter is merged into the base
     weights for the duration of a `sample` call, and the base weights restored exactly after it; elsewhere (a
     quantized base) it is applied unmerged.
@@ -112,6 +114,7 @@ class TransformersBackend:
         self.merged_adapter = MergedAdapter(model) if self.merges else None
         self.decode = decode or default_decode(model, device)
         self.static = StaticDecoder(model, graphs=self.decode == "graphs")
+        self.prompt_once = decodes_prompt_once(model)  # the dynamic loop's answers read their prompt's cache in place
 
     def adapter_changed(self) -> None:
         """Nothing to do: generation reads (or merges) the adapter's live weights at each `sample`."""
@@ -200,7 +203,8 @@ class TransformersBackend:
     def _decode(self, prompts: list[list[int]], copies: int, max_answer_tokens: int, greedy: bool, should_stop,
                 greedy_prompts: Sequence[list[int]] = ()):
         """→ the generated token ids of `copies` answers to each prompt (grouped by prompt), each ending with an
-        end token or at the longest length. Each prompt is read once; its KV cache is copied per answer. An answer
+        end token or at the longest length. Each prompt is read once; its answers read its KV cache where it lies
+        (trainer/prompt_once.py), or, where the model's attention is not one that does, a copy per answer. An answer
         that ended stays in the batch, fed padding, until a quarter of the batch has ended; then those rows are
         dropped together: one copy of the cache instead of one at every step where some answer ends (at 128 answers
         of the tiny model, the copies were a fifth of a sampling call on a CPU). The next tokens are drawn for the
@@ -214,8 +218,8 @@ class TransformersBackend:
                              likeliest + torch.arange(len(prompts), device=self.device).repeat_interleave(copies)])
         likeliest = len(copy_of) if greedy else likeliest  # rows [0, likeliest) take the likeliest token
         width = read.attention_mask.shape[1]
-        cache = read.cache
-        if copies > 1:
+        cache = PromptOnceCache(read.cache, copy_of) if self.prompt_once else read.cache
+        if copies > 1 and not self.prompt_once:
             select_rows(cache, copy_of)
         logits = read.next_logits[copy_of]  # [rows, vocab]
         attention_mask = read.attention_mask.new_zeros(len(copy_of), width + max_answer_tokens)
@@ -252,21 +256,29 @@ class TransformersBackend:
             if ended_rows * 4 >= len(live):  # drop the ended rows from the batch and the cache
                 keep = live.nonzero().squeeze(1)
                 likeliest = int((keep < likeliest).sum())  # the likeliest-token rows stay first
-                select_rows(cache, keep)
+                cache.keep(keep) if self.prompt_once else select_rows(cache, keep)
                 batch_tokens, attention_mask = batch_tokens[keep], attention_mask[keep]
                 next_position, answer_of, live, ended_rows = next_position[keep], answer_of[keep], live[keep], 0
             attention_mask[:, width + step] = 1
-            output = self.model(
-                input_ids=batch_tokens.unsqueeze(1),
-                attention_mask=attention_mask[:, : width + step + 1],
-                position_ids=next_position.unsqueeze(1),
-                **{CACHE_FIELD: cache},
-                use_cache=True,
-            )
-            cache = output[CACHE_FIELD]
-            logits = output.logits[:, -1, :]
+            logits = self._step(batch_tokens, attention_mask[:, : width + step + 1], next_position, cache)
             next_position = next_position + 1
         return generated
+
+    def _step(self, tokens: torch.Tensor, attention_mask: torch.Tensor, positions: torch.Tensor, cache):
+        """One token of every row through the model, its keys and values added to `cache`: → the next token's
+        logits [rows, vocab]. With a PromptOnceCache the attention reads each prompt's cache once for all its
+        answers (trainer/prompt_once.py), which takes the mask as [rows, 1, 1, columns]."""
+        once = isinstance(cache, PromptOnceCache)
+        with prompt_once_steps(self.model) if once else nullcontext():
+            output = self.model(
+                input_ids=tokens.unsqueeze(1),
+                attention_mask=attention_mask[:, None, None, :].bool() if once else attention_mask,
+                position_ids=positions.unsqueeze(1),
+                **{CACHE_FIELD: cache},
+                **({"prompt_once": cache} if once else {}),
+                use_cache=True,
+            )
+        return output.logits[:, -1, :]
 
     def _next_tokens(self, logits: torch.Tensor, likeliest: int) -> torch.Tensor:
         """The likeliest token of the first `likeliest` rows, a token drawn at temperature 1 (every token) for the
