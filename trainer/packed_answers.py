@@ -1,6 +1,6 @@
 """The update's forward pass over answers packed by prompt: one row per prompt, its own tokens then its answers
-side by side, each answer seeing its prompt and its own tokens only (a block-diagonal causal mask), in one pass on
-top of the prefix all prompts share.
+side by side, each answer seeing its prompt and its own tokens only (a block-diagonal causal mask), in one pass
+with the prefix all prompts share (its row 0: trainer/prefix_row.py).
 
 trainer/grpo.py's shared-prompt pass reads each prompt once, then copies its KV cache to one row per answer and
 runs the answers on top: the copy (and its gradient) costs a matrix product per layer, the attention runs as many
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
+from trainer.prefix_row import prefix_row_logits
 from trainer.prompt_cache import PromptBatch, read_prefix, rest_positions
 
 
@@ -91,25 +92,25 @@ def pack_answers(answer_ids: torch.Tensor, lengths: list[int], answer_prompt: li
 
 def packed_logprobs_and_entropy(model, prompts: PromptBatch, packed: PackedAnswers) -> tuple[torch.Tensor,
                                                                                           torch.Tensor]:
-    """Each prompt's own tokens and its answers packed after them, in one pass on top of the prefix's cache (one row
-    per prompt). → logprobs, entropy: [answers, answer_width], as trainer/grpo.py's `_logprobs_and_entropy` gives
+    """Each prompt's own tokens and its answers packed after them, one row per prompt, with the prefix all prompts
+    share in one pass. → logprobs, entropy: [answers, answer_width], as trainer/grpo.py's `_logprobs_and_entropy` gives
     them."""
-    past = read_prefix(model, prompts)
     rest_width = prompts.rest_ids.shape[1]
     mask = packed_mask(prompts, packed.segment.to(prompts.rest_ids.device))
     positions = rest_positions(prompts)  # [prompts, rest_width]
     answer_positions = positions[:, -1:] + 1 + packed.offset.to(positions.device)  # [prompts, width]
-    output = model(
-        input_ids=torch.cat([prompts.rest_ids, packed.ids.to(positions.device)], dim=1),
-        attention_mask=mask,
-        position_ids=torch.cat([positions, answer_positions], dim=1),
-        use_cache=bool(past),
-        # the rest's last token (it predicts each answer's first) and the answers' own; not the rest before it
-        logits_to_keep=torch.arange(rest_width - 1, mask.shape[2], device=positions.device),
-        **past,
-    )
-    device = output.logits.device
-    all_scores = torch.log_softmax(output.logits.float(), dim=-1)  # [prompts, 1 + width, vocab]
+    ids = torch.cat([prompts.rest_ids, packed.ids.to(positions.device)], dim=1)
+    positions = torch.cat([positions, answer_positions], dim=1)
+    # the rest's last token (it predicts each answer's first) and the answers' own; not the rest before it
+    keep = torch.arange(rest_width - 1, mask.shape[2], device=positions.device)
+    if 0 < prompts.prefix.numel() <= ids.shape[1]:  # the prefix as row 0 of the pass (trainer/prefix_row.py)
+        logits = prefix_row_logits(model, prompts.prefix, ids, mask, positions, keep)
+    else:  # none, or wider than the rows (a long system prompt): a pass of its own, its cache under the rows
+        past = read_prefix(model, prompts)
+        logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=bool(past),
+                       logits_to_keep=keep, **past).logits
+    device = logits.device
+    all_scores = torch.log_softmax(logits.float(), dim=-1)  # [prompts, 1 + width, vocab]
     first, positions_scores = all_scores[:, 0], all_scores[:, 1:]  # [prompts, vocab], [prompts, width, vocab]
     scored = positions_scores.gather(-1, packed.target.to(device).unsqueeze(-1)).squeeze(-1)  # [prompts, width]
     first_row = packed.first_row.to(device)  # [answers]

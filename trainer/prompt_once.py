@@ -11,19 +11,16 @@ per prompt) and each answer's own keys apart, and one softmax over both: the sam
 order (float rounding aside).
 
 How. `PromptOnceCache` is a DynamicCache of the answers' own keys and values that also holds the prompts' cache and
-each answer's prompt; `prompt_once_steps` has the model's attention run `prompt_once_attention` while it lasts (a
-function registered with transformers' AttentionInterface, chosen by the model config's attention name), and each
-step's call passes the cache to it as the keyword `prompt_once` and a 4-D mask over [prompt | answer] columns. Where
-the attention gets what it does not handle here (a sliding window, a soft cap, sinks, more than one query token),
-it joins the prompt's keys to each answer's and runs transformers' SDPA on them: slower, the same numbers.
+each answer's prompt; the decode's steps run with the model's attention swapped for `prompt_once_attention` (a
+function registered with transformers' AttentionInterface: trainer/attention_swap.py), and each step's call passes
+it the cache as the keyword `prompt_once` and a 4-D mask over [prompt | answer] columns. Where the attention gets
+what it does not handle here (a sliding window, a soft cap, sinks, more than one query token), it joins the
+prompt's keys to each answer's and runs transformers' SDPA on them: slower, the same numbers.
 
 Only models whose attention is transformers' SDPA over a plain dynamic cache decode so (`decodes_prompt_once`).
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import torch
 from transformers import AttentionInterface, DynamicCache
@@ -71,18 +68,6 @@ class PromptOnceCache(DynamicCache):
         first = per_prompt.cumsum(0) - per_prompt  # [prompts]: each prompt's first answer row
         # each answer's slot among prompts × slots: its prompt's block, then its place among that prompt's answers
         self.slot = self.prompt_of * self.slots + torch.arange(len(rows), device=rows.device) - first[self.prompt_of]
-
-
-@contextmanager
-def prompt_once_steps(model) -> Iterator[None]:
-    """The model's attention is `prompt_once_attention` for the duration (its calls pass `prompt_once=`)."""
-    config = model.config
-    was = config._attn_implementation
-    config._attn_implementation = ATTENTION
-    try:
-        yield
-    finally:
-        config._attn_implementation = was
 
 
 def prompt_once_attention(module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,

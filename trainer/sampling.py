@@ -13,10 +13,12 @@ from typing import Any, Literal, Protocol
 
 import torch
 
+from trainer.attention_swap import attention_as
 from trainer.kv_cache import CACHE_FIELD
 from trainer.merged_adapter import MergedAdapter, is_quantized, merges_exactly
 from trainer.prompt_cache import prompt_batch, read_prompts, select_rows
-from trainer.prompt_once import PromptOnceCache, decodes_prompt_once, prompt_once_steps
+from trainer.prompt_once import ATTENTION as PROMPT_ONCE
+from trainer.prompt_once import PromptOnceCache, decodes_prompt_once
 from trainer.sampling_errors import SamplingInterrupted, SamplingOutOfMemory
 from trainer.static_decode import StaticDecoder, rows_that_fit
 from trainer.training_mode import set_training
@@ -269,7 +271,7 @@ class TransformersBackend:
         logits [rows, vocab]. With a PromptOnceCache the attention reads each prompt's cache once for all its
         answers (trainer/prompt_once.py), which takes the mask as [rows, 1, 1, columns]."""
         once = isinstance(cache, PromptOnceCache)
-        with prompt_once_steps(self.model) if once else nullcontext():
+        with attention_as(self.model, PROMPT_ONCE) if once else nullcontext():
             output = self.model(
                 input_ids=tokens.unsqueeze(1),
                 attention_mask=attention_mask[:, None, None, :].bool() if once else attention_mask,

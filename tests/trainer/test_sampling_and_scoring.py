@@ -65,11 +65,17 @@ def test_a_cut_off_answer_scores_zero_without_being_graded(tiny, final_number_gr
     assert scored.graded == 1
 
 
-@pytest.mark.parametrize("chosen", ["four prompts", "one prompt, so no shared prefix", "prompts of unlike lengths"])
-def test_the_shared_prompt_forward_gives_the_plain_forwards_numbers_and_gradient(tiny, chosen):
+@pytest.mark.parametrize(("chosen", "model_calls"), [
+    ("four prompts", 1),  # the shared prefix is row 0 of the packed pass (trainer/prefix_row.py)
+    ("one prompt, so no shared prefix", 1),
+    ("prompts of unlike lengths", 1),
+    ("a shared prefix wider than the rows", 2),  # the prefix in a pass of its own, its cache under the rows
+])
+def test_the_shared_prompt_forward_gives_the_plain_forwards_numbers_and_gradient(tiny, chosen, model_calls):
     _, model, _, prompts, _, backend = tiny
     prompts = {"four prompts": prompts[:4], "one prompt, so no shared prefix": prompts[:1],
-               "prompts of unlike lengths": [prompts[0], prompts[1][:20], prompts[2][:26]]}[chosen]
+               "prompts of unlike lengths": [prompts[0], prompts[1][:20], prompts[2][:26]],
+               "a shared prefix wider than the rows": [p[:14] + [7] * 60 + p[14:] for p in prompts[:3]]}[chosen]
     assert packs_answers(model)  # the packed pass (trainer/packed_answers.py) is what this checks
     answers = backend.sample(prompts, 3, 6, False, lambda: False)
     tokens = [a.token_ids for group in answers for a in group]
@@ -82,7 +88,13 @@ def test_the_shared_prompt_forward_gives_the_plain_forwards_numbers_and_gradient
     plain_grad = torch.autograd.grad((plain_logprobs * plain.answer_mask).sum(), params)
 
     shared = build_shared_prompt_batch(prompts, tokens, owner, pad_id=0)
-    shared_logprobs, shared_entropy = shared_prompt_logprobs_and_entropy(model, shared)
+    calls = []
+    hook = model.get_base_model().register_forward_pre_hook(lambda *_: calls.append(1))
+    try:
+        shared_logprobs, shared_entropy = shared_prompt_logprobs_and_entropy(model, shared)
+    finally:
+        hook.remove()
+    assert len(calls) == model_calls
     shared_grad = torch.autograd.grad((shared_logprobs * shared.answer_mask).sum(), params)
 
     mask = plain.answer_mask.bool()

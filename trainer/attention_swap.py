@@ -1,0 +1,20 @@
+"""A model's attention swapped for one of ours for the duration of some calls (trainer/prompt_once.py's decode
+steps, trainer/prefix_row.py's packed pass): transformers picks each layer's attention function by the name in
+the model's config, among those registered with its AttentionInterface."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def attention_as(model, name: str) -> Iterator[None]:
+    """The model's attention is the function registered as `name` for the duration."""
+    config = model.config
+    was = config._attn_implementation
+    config._attn_implementation = name
+    try:
+        yield
+    finally:
+        config._attn_implementation = was
