@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import torch
 
-from trainer.prefix_row import prefix_row_logits
-from trainer.prompt_cache import PromptBatch, read_prefix, rest_positions
+from trainer.prefix_row import prefix_row_forward
+from trainer.prompt_cache import PromptBatch, read_prefix, rest_attention, rest_positions
 
 
 def packs_answers(model) -> bool:
@@ -104,7 +104,8 @@ def packed_logprobs_and_entropy(model, prompts: PromptBatch, packed: PackedAnswe
     # the rest's last token (it predicts each answer's first) and the answers' own; not the rest before it
     keep = torch.arange(rest_width - 1, mask.shape[2], device=positions.device)
     if 0 < prompts.prefix.numel() <= ids.shape[1]:  # the prefix as row 0 of the pass (trainer/prefix_row.py)
-        logits = prefix_row_logits(model, prompts.prefix, ids, mask, positions, keep)
+        logits = prefix_row_forward(model, prompts.prefix, ids, mask, positions, use_cache=False,
+                                    logits_to_keep=keep).logits[1:]
     else:  # none, or wider than the rows (a long system prompt): a pass of its own, its cache under the rows
         past = read_prefix(model, prompts)
         logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=bool(past),
@@ -154,11 +155,8 @@ def packed_mask(prompts: PromptBatch, segment: torch.Tensor) -> torch.Tensor:
     def itself(size: int, padding: torch.Tensor) -> torch.Tensor:  # [prompts, size, size]: a padding query's own key
         return padding.unsqueeze(2) & torch.eye(size, dtype=torch.bool, device=device)
 
-    rest_rows = torch.cat([
-        torch.ones(count, rest_width, shared, dtype=torch.bool, device=device),
-        causal(rest_width) & rest.unsqueeze(1) | itself(rest_width, ~rest),
-        torch.zeros(count, rest_width, width, dtype=torch.bool, device=device),
-    ], dim=2)
+    rest_rows = torch.cat([rest_attention(prompts).to(device),
+                           torch.zeros(count, rest_width, width, dtype=torch.bool, device=device)], dim=2)
     same_answer = (segment.unsqueeze(2) == segment.unsqueeze(1)) & real.unsqueeze(2)  # [prompts, width, width]
     answer_rows = torch.cat([
         real.unsqueeze(2).expand(count, width, shared),

@@ -6,7 +6,11 @@ prefix cost as much as its model calls do, forward and back, whatever its length
 update of 50 on a CPU for 14 tokens. Here it is row 0 of the packed pass, padded to the others' width, and each
 attention layer hands the other rows its keys and values: the same attention, one pass.
 
-How. `prefix_row_logits` runs the pass with the model's attention swapped for `prefix_row_attention` (registered
+The prompts' reading before sampling (trainer/prompt_cache.py) takes the prefix as row 0 too, and joins its keys and
+values before each prompt's after the call (`join_prefix`): the cache the decode continues from is the one the
+prefix and the prompts read in turn would leave.
+
+How. `prefix_row_forward` runs the pass with the model's attention swapped for `prefix_row_attention` (registered
 with transformers' AttentionInterface: trainer/attention_swap.py): row 0 attends causally to itself, its first
 `prefix_row` columns being the prefix; the other rows attend to those columns' keys and values joined before their
 own, under the packed pass's 4-D mask (whose first columns are the prefix's). Autograd sums the prefix's gradient
@@ -25,20 +29,34 @@ from trainer.attention_swap import attention_as
 ATTENTION = "verity_prefix_row"
 
 
-def prefix_row_logits(model, prefix: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor,
-                      keep: torch.Tensor) -> torch.Tensor:
-    """The packed pass's logits with the prefix as its row 0. prefix [shared] (no wider than the rows); ids,
-    positions [rows, columns]: each row's tokens and their positions after the prefix; mask [rows, 1, columns,
-    shared + columns]; keep: the columns whose logits are wanted. → logits [rows, kept, vocab]"""
+def takes_prefix_row(model) -> bool:
+    """Whether the model's attention is transformers' SDPA, which `prefix_row_attention` runs on."""
+    return getattr(model.config, "_attn_implementation", None) == "sdpa"
+
+
+def prefix_row_forward(model, prefix: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor,
+                       **call):
+    """The model over `ids` with the prefix as row 0 of the same call. prefix [shared] (no wider than the rows);
+    ids, positions [rows, columns]: each row's tokens and their positions after the prefix; mask [rows, 1,
+    columns, shared + columns]: whom each row's tokens attend to, the prefix's columns first; `call`: the model's
+    other arguments. → the model's output, row 0 the prefix's (its logits are the caller's to drop)."""
     shared, columns = prefix.numel(), ids.shape[1]
     prefix_ids = ids.new_zeros(1, columns)  # [1, columns]: the prefix, then padding
     prefix_ids[0, :shared] = prefix
     prefix_positions = torch.arange(columns, device=ids.device).clamp(max=shared - 1).unsqueeze(0)
     with attention_as(model, ATTENTION):
-        output = model(input_ids=torch.cat([prefix_ids, ids]), attention_mask=mask,
-                       position_ids=torch.cat([prefix_positions, positions]), use_cache=False, logits_to_keep=keep,
-                       prefix_row=shared)
-    return output.logits[1:]
+        return model(input_ids=torch.cat([prefix_ids, ids]), attention_mask=mask,
+                     position_ids=torch.cat([prefix_positions, positions]), prefix_row=shared, **call)
+
+
+def join_prefix(cache, shared: int) -> None:
+    """A cache written by `prefix_row_forward`, made the one the prefix and the rows read in turn would leave:
+    each row's keys and values [rows, kv_heads, shared + columns, head_dim], the prefix's first."""
+    for layer in cache.layers:
+        keys, values = layer.keys, layer.values  # [1 + rows, kv_heads, columns, head_dim]
+        rows = keys.shape[0] - 1
+        layer.keys = torch.cat([keys[:1, :, :shared].expand(rows, -1, -1, -1), keys[1:]], dim=2)
+        layer.values = torch.cat([values[:1, :, :shared].expand(rows, -1, -1, -1), values[1:]], dim=2)
 
 
 def prefix_row_attention(module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,

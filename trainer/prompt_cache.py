@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from trainer.kv_cache import CACHE_FIELD
+from trainer.prefix_row import join_prefix, prefix_row_forward, takes_prefix_row
 
 
 @dataclass(frozen=True)
@@ -94,14 +95,40 @@ class PromptsRead:
 
 
 def read_prompts(model, batch: PromptBatch) -> PromptsRead:
-    """The prefix once (one row), its cache copied to every prompt, then each prompt's rest on top of it. Under
-    autograd the copies' gradients sum back into the one prefix, as the gradients of the prompts read whole would."""
+    """The prefix once, then each prompt's rest on top of it: in one call, the prefix its row 0, where the model's
+    attention takes that (trainer/prefix_row.py), else the prefix in a call of its own, its cache copied to every
+    prompt. Under autograd the copies' gradients sum back into the one prefix, as the gradients of the prompts read
+    whole would."""
     prompts, shared = batch.rest_ids.shape[0], batch.prefix.numel()
     attention_mask = torch.cat([batch.rest_mask.new_ones(prompts, shared), batch.rest_mask], dim=1)
     positions = rest_positions(batch)
+    if 0 < shared <= batch.rest_ids.shape[1] and takes_prefix_row(model):
+        output = prefix_row_forward(model, batch.prefix, batch.rest_ids, rest_attention(batch).unsqueeze(1),
+                                    positions, use_cache=True, logits_to_keep=1)
+        join_prefix(output[CACHE_FIELD], shared)
+        return PromptsRead(output[CACHE_FIELD], output.logits[1:, -1, :], attention_mask, positions[:, -1] + 1)
     output = model(input_ids=batch.rest_ids, attention_mask=attention_mask, position_ids=positions, use_cache=True,
                    logits_to_keep=1, **read_prefix(model, batch))
     return PromptsRead(output[CACHE_FIELD], output.logits[:, -1, :], attention_mask, positions[:, -1] + 1)
+
+
+def rest_attention(batch: PromptBatch) -> torch.Tensor:
+    """Whom each prompt's rest tokens attend to among the keys [prefix | rest]: the prefix, and the prompt's rest up
+    to itself; a padding token, itself alone (a query that sees nothing would give NaN, and 0 · NaN is NaN).
+    → [prompts, rest_width, prefix + rest_width], True where a token may attend
+
+    >>> rest_attention(PromptBatch(torch.tensor([1]), torch.tensor([[0, 5, 6]]), torch.tensor([[0, 1, 1]]))).int()
+    tensor([[[1, 1, 0, 0],
+             [1, 0, 1, 0],
+             [1, 0, 1, 1]]], dtype=torch.int32)
+    """
+    device = batch.rest_ids.device
+    count, rest_width = batch.rest_ids.shape
+    rest = batch.rest_mask.bool()  # [prompts, rest_width]
+    causal = torch.ones(rest_width, rest_width, dtype=torch.bool, device=device).tril()
+    itself = ~rest.unsqueeze(2) & torch.eye(rest_width, dtype=torch.bool, device=device)  # a padding's own key
+    prefix = torch.ones(count, rest_width, batch.prefix.numel(), dtype=torch.bool, device=device)
+    return torch.cat([prefix, causal & rest.unsqueeze(1) | itself], dim=2)
 
 
 def read_prefix(model, batch: PromptBatch) -> dict[str, Any]:
