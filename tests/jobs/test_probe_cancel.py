@@ -1,10 +1,15 @@
 """Cancel a probe while its process samples, for real: the probe job runs `python -m trainer probe` on the tiny model
 (jobs/probes.py, watched by jobs/supervisor.py) with far more answers to sample than it can finish before the cancel;
 a member cancels it mid-sampling, the supervisor's poll sees it and kills the child's process group, and the probe
-ends Cancelled with no score and no answers file."""
+ends Cancelled with no score and no answers file.
+
+The prompts are long (about 1,100 tokens each, from an uploaded version): the tiny model answers Math Pairs' short
+prompts in a few tokens, and samples all 256 × 32 of them in about a second, too soon to be sure of a cancel landing
+mid-sampling; at this length one batch of 16 prompts takes seconds."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -13,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from app.datasets.upload import UploadedFile, record_stored_version, store_version_files
 from domain.actors import Actor
 from domain.probes.summary import answers_key
 from jobs import probes
@@ -22,8 +28,24 @@ from verity.storage import open_storage
 pytestmark = pytest.mark.slow
 
 MEMBER = Actor("person", "member@localhost", "Member")
-# 256 prompts × 32 answers of up to 512 tokens: many minutes on a CPU, so it is surely still sampling when cancelled
-LONG_PROBE = {"prompts": 256, "answers_per_prompt": 32, "max_answer_tokens": 512}
+# 64 long prompts × 32 answers of up to 512 tokens: a minute or more on a CPU, so surely still sampling when cancelled
+LONG_PROBE = {"prompts": 64, "answers_per_prompt": 32, "max_answer_tokens": 512}
+
+
+def long_prompts_version(world: World, tmp_path: Path) -> str:
+    """A messages version uploaded into `world`'s storage: 64 training examples whose prompts are about 1,100 tokens
+    long (the tiny model reads a character a token), each answered by a number."""
+    files = {}
+    for split, numbers in {"train": range(1, 65), "validation": range(100, 102)}.items():
+        path = tmp_path / f"{split}.jsonl"
+        path.write_text("".join(json.dumps({"messages": [
+            {"role": "user", "content": f"Speed for {2 * n} km in 2 hours? " + "Think it through. " * 60},
+            {"role": "assistant", "content": str(n)}]}) + "\n" for n in numbers))
+        files[split] = UploadedFile(path.name, path.open("rb"))
+    storage = open_storage(world.settings)
+    dataset_id = world.verity.create_dataset(world.org_id, "long prompts", OWNER).id
+    return str(record_stored_version(world.verity, storage, store_version_files(storage, files), world.org_id,
+                                     dataset_id, OWNER).id)
 
 
 def probe_children() -> list[int]:
@@ -57,19 +79,20 @@ def wait_until(done, timeout: float, what: str) -> None:
 
 
 def test_a_sampling_probe_cancelled_stops_its_process_and_records_no_score(
-    world: World, tiny_model_dir: Path, caplog: pytest.LogCaptureFixture
+    world: World, tiny_model_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     world.settings.models_dir.mkdir(parents=True, exist_ok=True)
     world.settings.tiny_model_dir.symlink_to(tiny_model_dir, target_is_directory=True)  # the Demo project's model
+    source = {"kind": "dataset_version", "id": long_prompts_version(world, tmp_path)}
     probe_id = world.verity.create_probe(
-        world.org_id, world.project_id, name="too long to finish", source={"kind": "math_pairs"},
+        world.org_id, world.project_id, name="too long to finish", source=source,
         reward={"preset": "numeric", "metric": "numeric_accuracy"}, actor=OWNER, role="owner", **LONG_PROBE,
     ).id
     caplog.set_level(logging.INFO, logger="jobs.trainer")
     job = threading.Thread(target=probes.run_probe, args=(world.ctx, probe_id), daemon=True)
     job.start()
 
-    wait_until(lambda: "sampling 256 prompts × 32 answers" in caplog.text, 180, "the child to start sampling")
+    wait_until(lambda: "sampling 64 prompts × 32 answers" in caplog.text, 180, "the child to start sampling")
     (child,) = probe_children()
     assert world.verity.get_probe(None, probe_id).status == "Sampling"
     time.sleep(1.0)  # well into sampling: a score is minutes away
