@@ -258,7 +258,10 @@ class TransformersBackend:
             if ended_rows * 4 >= len(live):  # drop the ended rows from the batch and the cache
                 keep = live.nonzero().squeeze(1)
                 likeliest = int((keep < likeliest).sum())  # the likeliest-token rows stay first
-                cache.keep(keep) if self.prompt_once else select_rows(cache, keep)
+                if self.prompt_once:
+                    cache.keep(keep)
+                else:
+                    select_rows(cache, keep)
                 batch_tokens, attention_mask = batch_tokens[keep], attention_mask[keep]
                 next_position, answer_of, live, ended_rows = next_position[keep], answer_of[keep], live[keep], 0
             attention_mask[:, width + step] = 1
