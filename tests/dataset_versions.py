@@ -39,17 +39,26 @@ SPEEDS_OWNER = Actor("person", "owner@localhost", "owner@localhost")
 def speeds_version(world: Any, tmp_path: Path) -> str:
     """A messages version uploaded into `world`'s storage (4 training and 2 validation examples of speeds): its
     files are there for the jobs to read. `world`: the jobs tests' World."""
+    return uploaded_version(world, tmp_path, "speeds", {
+        split: [(f"Speed for {2 * n} km in 2 hours?", str(n)) for n in numbers]
+        for split, numbers in {"train": range(1, 5), "validation": range(10, 12)}.items()
+    })
+
+
+def uploaded_version(world: Any, tmp_path: Path, name: str, examples: dict[str, list[tuple[str, str]]]) -> str:
+    """A messages version of a new dataset `name`, uploaded into `world`'s storage as the console stores one:
+    `examples` per split, each a (user message, assistant answer). → the version's id"""
     from app.datasets.upload import UploadedFile, record_stored_version, store_version_files
     from verity.storage import open_storage
 
     files = {}
-    for split, numbers in {"train": range(1, 5), "validation": range(10, 12)}.items():
+    for split, pairs in examples.items():
         path = tmp_path / f"{split}.jsonl"
         path.write_text("".join(json.dumps({"messages": [
-            {"role": "user", "content": f"Speed for {2 * n} km in 2 hours?"},
-            {"role": "assistant", "content": str(n)}]}) + "\n" for n in numbers))
+            {"role": "user", "content": question}, {"role": "assistant", "content": answer}]}) + "\n"
+            for question, answer in pairs))
         files[split] = UploadedFile(path.name, path.open("rb"))
     storage = open_storage(world.settings)
-    dataset_id = world.verity.create_dataset(world.org_id, "speeds", SPEEDS_OWNER).id
+    dataset_id = world.verity.create_dataset(world.org_id, name, SPEEDS_OWNER).id
     return str(record_stored_version(world.verity, storage, store_version_files(storage, files), world.org_id,
                                      dataset_id, SPEEDS_OWNER).id)

@@ -9,7 +9,6 @@ mid-sampling; at this length one batch of 16 prompts takes seconds."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -17,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
+from dataset_versions import uploaded_version
 
-from app.datasets.upload import UploadedFile, record_stored_version, store_version_files
 from domain.actors import Actor
 from domain.probes.summary import answers_key
 from jobs import probes
@@ -35,17 +34,10 @@ LONG_PROBE = {"prompts": 64, "answers_per_prompt": 32, "max_answer_tokens": 512}
 def long_prompts_version(world: World, tmp_path: Path) -> str:
     """A messages version uploaded into `world`'s storage: 64 training examples whose prompts are about 1,100 tokens
     long (the tiny model reads a character a token), each answered by a number."""
-    files = {}
-    for split, numbers in {"train": range(1, 65), "validation": range(100, 102)}.items():
-        path = tmp_path / f"{split}.jsonl"
-        path.write_text("".join(json.dumps({"messages": [
-            {"role": "user", "content": f"Speed for {2 * n} km in 2 hours? " + "Think it through. " * 60},
-            {"role": "assistant", "content": str(n)}]}) + "\n" for n in numbers))
-        files[split] = UploadedFile(path.name, path.open("rb"))
-    storage = open_storage(world.settings)
-    dataset_id = world.verity.create_dataset(world.org_id, "long prompts", OWNER).id
-    return str(record_stored_version(world.verity, storage, store_version_files(storage, files), world.org_id,
-                                     dataset_id, OWNER).id)
+    return uploaded_version(world, tmp_path, "long prompts", {
+        split: [(f"Speed for {2 * n} km in 2 hours? " + "Think it through. " * 60, str(n)) for n in numbers]
+        for split, numbers in {"train": range(1, 65), "validation": range(100, 102)}.items()
+    })
 
 
 def probe_children() -> list[int]:
