@@ -91,17 +91,16 @@ def prompt_once_attention(module, query: torch.Tensor, key: torch.Tensor, value:
     share = heads // kv_heads  # query heads per key head
     slots, slot = prompt_once.slots, prompt_once.slot
     queries = query.view(answers, kv_heads, share, head_dim)  # [answers, kv_heads, share, head_dim]
-    scores = torch.cat([
-        _per_answer(torch.matmul(_per_prompt(queries, prompts, slots, slot), prompt_keys.transpose(2, 3)), slots,
-                    slot),
-        torch.matmul(queries, key.transpose(2, 3)),
-    ], dim=3)  # [answers, kv_heads, share, prompt_columns + answer_columns]
+    grouped_queries = _per_prompt(queries, prompts, slots, slot)  # [prompts, kv_heads, slots × share, head_dim]
+    prompt_scores = _per_answer(grouped_queries @ prompt_keys.transpose(2, 3), slots, slot)  # one product a prompt
+    own_scores = queries @ key.transpose(2, 3)  # [answers, kv_heads, share, answer_columns]
+    scores = torch.cat([prompt_scores, own_scores], dim=3)  # [answers, kv_heads, share, all columns]
     scale = scaling if scaling is not None else head_dim ** -0.5
     scores = (scores * scale).masked_fill(~attention_mask, float("-inf"))
     weights = torch.softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype)
     prompt_weights = _per_prompt(weights[..., :prompt_columns].contiguous(), prompts, slots, slot)
-    output = (_per_answer(torch.matmul(prompt_weights, prompt_values), slots, slot)
-              + torch.matmul(weights[..., prompt_columns:], value))  # [answers, kv_heads, share, head_dim]
+    output = (_per_answer(prompt_weights @ prompt_values, slots, slot)
+              + weights[..., prompt_columns:] @ value)  # [answers, kv_heads, share, head_dim]
     return output.view(answers, 1, heads, head_dim), None
 
 
