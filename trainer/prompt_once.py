@@ -6,12 +6,13 @@ prompt's cache to one row per answer, and every step then concatenates each laye
 part included, and the attention reads all of it. At the tiny model's round (32 prompts, 144 answers, prompts of
 33 tokens, answers of a few) that is most of the memory a step touches, and the copies and the attention were a
 third of a decode step on a CPU. Here the prompts' cache stays one row per prompt; the answers' own keys and values
-are the only cache that grows; a step's attention takes each prompt's keys once for all its answers (one product
+are the only cache that grows, written in place (long answers made the concatenations' copies grow with the square of
+their length); a step's attention takes each prompt's keys once for all its answers (one product
 per prompt) and each answer's own keys apart, and one softmax over both: the same attention, summed in another
 order (float rounding aside).
 
-How. `PromptOnceCache` is a DynamicCache of the answers' own keys and values that also holds the prompts' cache and
-each answer's prompt; the decode's steps run with the model's attention swapped for `prompt_once_attention` (a
+How. `PromptOnceCache` holds the prompts' cache, each answer's prompt and the answers' own keys and values (in
+place of a DynamicCache's); the decode's steps run with the model's attention swapped for `prompt_once_attention` (a
 function registered with transformers' AttentionInterface: trainer/attention_swap.py), and each step's call passes
 it the cache as the keyword `prompt_once` and a 4-D mask over [prompt | answer] columns. Where the attention gets
 what it does not handle here (a sliding window, a soft cap, sinks, more than one query token), it joins the
@@ -28,6 +29,7 @@ from transformers.cache_utils import DynamicLayer
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
 ATTENTION = "verity_prompt_once"
+INITIAL_COLUMNS = 16  # the answers' buffers' first width; they double when full
 UNHANDLED = ("sliding_window", "softcap", "s_aux", "position_bias")  # keyword arguments the grouped path does not do
 
 
@@ -45,29 +47,64 @@ def decodes_prompt_once(model) -> bool:
 
 
 class PromptOnceCache(DynamicCache):
-    """The answers' own keys and values (the DynamicCache: one row per answer), the prompts' cache beside them (one
-    row per prompt, [prompts, kv_heads, prompt_columns, head_dim] per layer) and each answer's prompt, `prompt_of`
-    [answers], grouped by prompt (answers of one prompt are neighbours)."""
+    """The prompts' cache (one row per prompt, [prompts, kv_heads, prompt_columns, head_dim] per layer), each
+    answer's prompt, `prompt_of` [answers], grouped by prompt (answers of one prompt are neighbours), and the answers'
+    own keys and values, one row per answer.
+
+    The answers' own are written in place into buffers that double when full, not concatenated anew at every step
+    as transformers' DynamicCache does: at 128 answers of 256 tokens those copies grow with the square of the length,
+    and were about half of a decode of the tiny model on a CPU. `update` gives views of the columns written."""
 
     def __init__(self, prompts_cache, prompt_of: torch.Tensor) -> None:
         super().__init__()
         self.prompt_keys = [layer.keys for layer in prompts_cache.layers]
         self.prompt_values = [layer.values for layer in prompts_cache.layers]
+        layers = len(self.prompt_keys)
+        self.answer_keys: list[torch.Tensor | None] = [None] * layers  # [answers, kv_heads, capacity, head_dim]
+        self.answer_values: list[torch.Tensor | None] = [None] * layers
+        self.written = [0] * layers  # columns written in each layer's buffers
         self.prompt_of: torch.Tensor = prompt_of
         self.keep(torch.arange(len(prompt_of), device=prompt_of.device))
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, layer_idx: int, *args, **kwargs):
+        """Write a step's keys and values [answers, kv_heads, new, head_dim] after the layer's columns. → the
+        layer's answer keys and values so far (views)."""
+        keys, values, written = self.answer_keys[layer_idx], self.answer_values[layer_idx], self.written[layer_idx]
+        total = written + key_states.shape[2]
+        if keys is None or values is None or total > keys.shape[2]:
+            # doubling: on the whole each column is copied about once more
+            capacity = max(INITIAL_COLUMNS, total, 2 * keys.shape[2] if keys is not None else 0)
+            keys, values = _grown(keys, key_states, written, capacity), _grown(values, value_states, written, capacity)
+            self.answer_keys[layer_idx], self.answer_values[layer_idx] = keys, values
+        keys[:, :, written:total] = key_states
+        values[:, :, written:total] = value_states
+        self.written[layer_idx] = total
+        return keys[:, :, :total], values[:, :, :total]
+
+    def get_seq_length(self, layer_idx: int = 0) -> int:
+        return self.prompt_keys[layer_idx].shape[2] + self.written[layer_idx]
 
     def keep(self, rows: torch.Tensor) -> None:
         """Keep the answers `rows` (in order, so still grouped by prompt)."""
         self.prompt_of = self.prompt_of[rows]
-        for layer in self.layers:
-            if layer.is_initialized and layer.keys.numel():
-                layer.keys, layer.values = layer.keys.index_select(0, rows), layer.values.index_select(0, rows)
+        for layer, (keys, values) in enumerate(zip(self.answer_keys, self.answer_values, strict=True)):
+            if keys is not None and values is not None:
+                self.answer_keys[layer], self.answer_values[layer] = keys[rows], values[rows]
         prompts = self.prompt_keys[0].shape[0]
         per_prompt = torch.bincount(self.prompt_of, minlength=prompts)  # [prompts]
         self.slots = int(per_prompt.max())  # answers of the most answered prompt: each prompt's query slots
         first = per_prompt.cumsum(0) - per_prompt  # [prompts]: each prompt's first answer row
         # each answer's slot among prompts × slots: its prompt's block, then its place among that prompt's answers
         self.slot = self.prompt_of * self.slots + torch.arange(len(rows), device=rows.device) - first[self.prompt_of]
+
+
+def _grown(buffer: torch.Tensor | None, like: torch.Tensor, written: int, capacity: int) -> torch.Tensor:
+    """A buffer of `capacity` columns holding the first `written` columns of `buffer`, shaped as `like` otherwise."""
+    answers, kv_heads, _, head_dim = like.shape
+    grown = like.new_empty(answers, kv_heads, capacity, head_dim)
+    if buffer is not None and written:
+        grown[:, :, :written] = buffer[:, :, :written]
+    return grown
 
 
 def prompt_once_attention(module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,

@@ -62,14 +62,24 @@ def test_the_attention_over_each_prompt_once_is_the_attention_over_its_copies(he
 
 def test_keeping_answers_keeps_their_prompts_and_their_own_keys():
     module, query, keys, values, mask, cache = attention_case(4, 2, [0, 0, 1, 1, 1, 2])
-    cache.update(keys, values, 0)  # the answers' own keys, as a decode step stores them
+    cache.update(keys[:, :, :2], values[:, :, :2], 0)  # the answers' own keys, as decode steps store them
     kept = torch.tensor([1, 3, 5])
     cache.keep(kept)
     assert cache.prompt_of.tolist() == [0, 1, 2]
-    once, _ = prompt_once_attention(module, query[kept], cache.layers[0].keys, cache.layers[0].values, mask[kept],
-                                    scaling=0.3, prompt_once=cache)
+    own_keys, own_values = cache.update(keys[kept][:, :, 2:], values[kept][:, :, 2:], 0)
+    assert cache.get_seq_length() == 7 + 3
+    once, _ = prompt_once_attention(module, query[kept], own_keys, own_values, mask[kept], scaling=0.3,
+                                    prompt_once=cache)
     plain = plain_attention(module, query[kept], keys[kept], values[kept], mask[kept], cache)
     torch.testing.assert_close(once, plain, rtol=1e-5, atol=1e-6)
+
+
+def test_the_answers_keys_grow_in_place_past_their_buffers_first_width():
+    _, _, keys, values, _, cache = attention_case(4, 2, [0, 0, 1], answer_columns=40)
+    for column in range(40):  # one column a step, as the decode writes them
+        own_keys, own_values = cache.update(keys[:, :, column : column + 1], values[:, :, column : column + 1], 0)
+    assert torch.equal(own_keys, keys) and torch.equal(own_values, values)
+    assert cache.answer_keys[0].shape[2] == 64  # 16, then doubled past 16 and 32 columns written
 
 
 def test_what_the_grouped_attention_does_not_handle_goes_to_sdpa_over_the_joined_keys():
