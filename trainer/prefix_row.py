@@ -25,6 +25,7 @@ from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
 from trainer.attention_swap import attention_as
+from trainer.last_layer import feed_forward_at
 
 ATTENTION = "verity_prefix_row"
 
@@ -35,18 +36,21 @@ def takes_prefix_row(model) -> bool:
 
 
 def prefix_row_forward(model, prefix: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor,
-                       **call):
+                       logits_to_keep: int | torch.Tensor, **call):
     """The model over `ids` with the prefix as row 0 of the same call. prefix [shared] (no wider than the rows);
     ids, positions [rows, columns]: each row's tokens and their positions after the prefix; mask [rows, 1,
-    columns, shared + columns]: whom each row's tokens attend to, the prefix's columns first; `call`: the model's
-    other arguments. → the model's output, row 0 the prefix's (its logits are the caller's to drop)."""
+    columns, shared + columns]: whom each row's tokens attend to, the prefix's columns first; logits_to_keep: the
+    columns whose logits are wanted (the last layer's feed-forward runs at those alone: trainer/last_layer.py);
+    `call`: the model's other arguments. → the model's output, row 0 the prefix's (its logits are the caller's to
+    drop)."""
     shared, columns = prefix.numel(), ids.shape[1]
     prefix_ids = ids.new_zeros(1, columns)  # [1, columns]: the prefix, then padding
     prefix_ids[0, :shared] = prefix
     prefix_positions = torch.arange(columns, device=ids.device).clamp(max=shared - 1).unsqueeze(0)
-    with attention_as(model, ATTENTION):
+    with attention_as(model, ATTENTION), feed_forward_at(model, logits_to_keep) as keep:
         return model(input_ids=torch.cat([prefix_ids, ids]), attention_mask=mask,
-                     position_ids=torch.cat([prefix_positions, positions]), prefix_row=shared, **call)
+                     position_ids=torch.cat([prefix_positions, positions]), prefix_row=shared, logits_to_keep=keep,
+                     **call)
 
 
 def join_prefix(cache, shared: int) -> None:

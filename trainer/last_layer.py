@@ -1,0 +1,62 @@
+"""The model's last decoder layer running its feed-forward half only at the columns whose logits are wanted.
+
+Why. A pass that keeps few logits (reading prompts keeps each prompt's last column; the update's packed pass the
+answers' columns, not the prompts') still runs every column through the last layer's feed-forward network, whose
+output feeds nothing but that column's logits. The attention half must run everywhere (its keys and values are
+what the other columns read), the feed-forward half need not: two thirds of the last layer's products, at the tiny
+model's prompt reading 18 columns in 19. The kept columns' numbers are the very same, and so is the gradient.
+
+Only a layer whose forward is transformers' Llama decoder layer's own code (its bytecode, constants and names
+compared, as trainer/fused_norm.py does for the norm; Mistral and others carry copies) is changed, for the duration
+of `feed_forward_at`; any other keeps its own forward and the model slices the logits as usual.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+
+
+@contextmanager
+def feed_forward_at(model, logits_to_keep: int | torch.Tensor) -> Iterator[int | torch.Tensor]:
+    """The last decoder layer computes its feed-forward half only at the columns `logits_to_keep` names (transformers'
+    meaning: a count of last columns, or column indices) for the duration. → what to pass the model as its
+    `logits_to_keep`: 0 (every column the layer gave), or `logits_to_keep` itself where the layer is not changed."""
+    layer = _last_llama_layer(model)
+    if layer is None:
+        yield logits_to_keep
+        return
+    columns = slice(-logits_to_keep, None) if isinstance(logits_to_keep, int) else logits_to_keep
+
+    def forward(hidden_states: torch.Tensor, **kwargs) -> torch.Tensor:
+        residual = hidden_states
+        attended, _ = layer.self_attn(hidden_states=layer.input_layernorm(hidden_states), **kwargs)
+        hidden_states = (residual + attended)[:, columns]  # the attention ran at every column; the rest, kept ones
+        return hidden_states + layer.mlp(layer.post_attention_layernorm(hidden_states))
+
+    layer.forward = forward
+    try:
+        yield 0
+    finally:
+        del layer.forward
+
+
+def _last_llama_layer(model) -> Any:
+    """The model's last decoder layer where its forward is the Llama decoder layer's code, else None."""
+    from transformers.models.llama.modeling_llama import LlamaDecoderLayer
+
+    layers = getattr(model.get_base_model() if hasattr(model, "get_base_model") else model, "model", None)
+    layers = getattr(layers, "layers", None)
+    if not layers:
+        return None
+    last = layers[-1]
+    code, llama = (getattr(inspect.unwrap(forward), "__code__", None)
+                   for forward in (type(last).forward, LlamaDecoderLayer.forward))
+    if code is None or llama is None or "forward" in vars(last):
+        return None
+    same = (code.co_code, code.co_consts, code.co_names) == (llama.co_code, llama.co_consts, llama.co_names)
+    return last if same else None
