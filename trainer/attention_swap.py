@@ -8,6 +8,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 
+def attends_with_sdpa(model) -> bool:
+    """Whether the model's attention is transformers' SDPA: it takes a 4-D boolean mask as given (the packed
+    update's), and our attention functions, which call it, stand in for it (prefix_row, prompt_once)."""
+    return getattr(model.config, "_attn_implementation", None) == "sdpa"
+
+
 @contextmanager
 def attention_as(model, name: str) -> Iterator[None]:
     """The model's attention is the function registered as `name` for the duration."""

@@ -7,9 +7,9 @@ layer and one at the end, and on a CPU their passes and autograd nodes were a te
 `torch.nn.functional.rms_norm` computes the same in one operation; the numbers are the same (bit for bit on a CPU
 in float32, bfloat16 and float16: tests/trainer/test_fused_norm.py), and so are the gradients, to float rounding.
 
-Only a norm whose forward is that very code is changed (its bytecode, constants and names compared with
-`LlamaRMSNorm.forward`'s): Gemma's (1 + weight), or a norm some kernel library replaced, keep their own. The weight
-stays the module's own parameter; only the instance's `forward` is another.
+Only a norm whose forward is that very code is changed (trainer/same_code.py, against `LlamaRMSNorm.forward`):
+Gemma's (1 + weight), or a norm some kernel library replaced, keep their own. The weight stays the module's own
+parameter; only the instance's `forward` is another.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import types
 
 import torch
 import torch.nn.functional as F
+
+from trainer.same_code import is_same_code
 
 
 def fuse_rms_norms(model: torch.nn.Module) -> int:
@@ -42,9 +44,6 @@ def _fused_forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
 def _is_llama_rms_norm(module: torch.nn.Module) -> bool:
     from transformers.models.llama.modeling_llama import LlamaRMSNorm
 
-    forward = getattr(type(module), "forward", None)
-    if forward is None or "forward" in vars(module) or not hasattr(module, "variance_epsilon"):
+    if "forward" in vars(module) or not hasattr(module, "variance_epsilon"):
         return False
-    code, llama = getattr(forward, "__code__", None), LlamaRMSNorm.forward.__code__
-    return code is not None and (code.co_code, code.co_consts, code.co_names) == (
-        llama.co_code, llama.co_consts, llama.co_names)
+    return is_same_code(getattr(type(module), "forward", None), LlamaRMSNorm.forward)

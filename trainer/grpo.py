@@ -25,8 +25,9 @@ from dataclasses import dataclass
 
 import torch
 
+from trainer.attention_swap import attends_with_sdpa
 from trainer.kv_cache import CACHE_FIELD
-from trainer.packed_answers import pack_answers, packed_logprobs_and_entropy, packs_answers
+from trainer.packed_answers import pack_answers, packed_logprobs_and_entropy
 from trainer.prompt_cache import PromptBatch, prompt_batch, read_prompts, select_rows
 from trainer.spec import LossType
 
@@ -251,7 +252,7 @@ def shared_prompt_logprobs_and_entropy(model, batch: SharedPromptBatch) -> tuple
     With 8 answers of 4 tokens to a prompt of 33, 14 of them shared by every prompt, that is about 19 + 8 × 4 token
     positions per prompt instead of 8 × 37: the gradient is the same.
     """
-    if packs_answers(model):  # the answers side by side after their prompt on its row (trainer/packed_answers.py)
+    if attends_with_sdpa(model):  # the answers side by side after their prompt on its row (trainer/packed_answers.py)
         lengths = batch.answer_mask.sum(dim=1).tolist()
         packed = pack_answers(batch.answer_ids.cpu(), lengths, batch.answer_prompt.tolist(),
                               batch.prompts.rest_ids.shape[0], pad_id=0)

@@ -6,19 +6,20 @@ output feeds nothing but that column's logits. The attention half must run every
 what the other columns read), the feed-forward half need not: two thirds of the last layer's products, at the tiny
 model's prompt reading 18 columns in 19. The kept columns' numbers are the very same, and so is the gradient.
 
-Only a layer whose forward is transformers' Llama decoder layer's own code (its bytecode, constants and names
-compared, as trainer/fused_norm.py does for the norm; Mistral and others carry copies) is changed, for the duration
+Only a layer whose forward is transformers' Llama decoder layer's own code (trainer/same_code.py; Mistral and
+others carry copies) is changed, for the duration
 of `feed_forward_at`; any other keeps its own forward and the model slices the logits as usual.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import torch
+
+from trainer.same_code import is_same_code
 
 
 @contextmanager
@@ -54,9 +55,4 @@ def _last_llama_layer(model) -> Any:
     if not layers:
         return None
     last = layers[-1]
-    code, llama = (getattr(inspect.unwrap(forward), "__code__", None)
-                   for forward in (type(last).forward, LlamaDecoderLayer.forward))
-    if code is None or llama is None or "forward" in vars(last):
-        return None
-    same = (code.co_code, code.co_consts, code.co_names) == (llama.co_code, llama.co_consts, llama.co_names)
-    return last if same else None
+    return last if "forward" not in vars(last) and is_same_code(type(last).forward, LlamaDecoderLayer.forward) else None

@@ -21,13 +21,8 @@ from dataclasses import dataclass
 
 import torch
 
-from trainer.prefix_row import prefix_row_forward
-from trainer.prompt_cache import PromptBatch, read_prefix, rest_attention, rest_positions
-
-
-def packs_answers(model) -> bool:
-    """Whether the model's attention takes a custom 4-D boolean mask (transformers' SDPA)."""
-    return getattr(model.config, "_attn_implementation", None) == "sdpa"
+from trainer.prefix_row import prefix_row_forward, takes_prefix_row
+from trainer.prompt_cache import PromptBatch, causal, own_key, read_prefix, rest_attention, rest_positions
 
 
 @dataclass(frozen=True)
@@ -103,7 +98,7 @@ def packed_logprobs_and_entropy(model, prompts: PromptBatch, packed: PackedAnswe
     positions = torch.cat([positions, answer_positions], dim=1)
     # the rest's last token (it predicts each answer's first) and the answers' own; not the rest before it
     keep = torch.arange(rest_width - 1, mask.shape[2], device=positions.device)
-    if 0 < prompts.prefix.numel() <= ids.shape[1]:  # the prefix as row 0 of the pass (trainer/prefix_row.py)
+    if takes_prefix_row(model, prompts.prefix, ids.shape[1]):  # the prefix as row 0 of the pass
         logits = prefix_row_forward(model, prompts.prefix, ids, mask, positions, use_cache=False,
                                     logits_to_keep=keep).logits[1:]
     else:  # none, or wider than the rows (a long system prompt): a pass of its own, its cache under the rows
@@ -149,18 +144,12 @@ def packed_mask(prompts: PromptBatch, segment: torch.Tensor) -> torch.Tensor:
     rest = prompts.rest_mask.bool()  # [prompts, rest_width]
     real = segment >= 0  # [prompts, width]
 
-    def causal(size: int) -> torch.Tensor:
-        return torch.ones(size, size, dtype=torch.bool, device=device).tril()
-
-    def itself(size: int, padding: torch.Tensor) -> torch.Tensor:  # [prompts, size, size]: a padding query's own key
-        return padding.unsqueeze(2) & torch.eye(size, dtype=torch.bool, device=device)
-
     rest_rows = torch.cat([rest_attention(prompts).to(device),
                            torch.zeros(count, rest_width, width, dtype=torch.bool, device=device)], dim=2)
     same_answer = (segment.unsqueeze(2) == segment.unsqueeze(1)) & real.unsqueeze(2)  # [prompts, width, width]
     answer_rows = torch.cat([
         real.unsqueeze(2).expand(count, width, shared),
         real.unsqueeze(2) & rest.unsqueeze(1),
-        same_answer & causal(width) | itself(width, ~real),
+        same_answer & causal(width, device) | own_key(~real),
     ], dim=2)
     return torch.cat([rest_rows, answer_rows], dim=1).unsqueeze(1)

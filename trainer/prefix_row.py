@@ -24,15 +24,17 @@ import torch
 from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
-from trainer.attention_swap import attention_as
+from trainer.attention_swap import attends_with_sdpa, attention_as
 from trainer.last_layer import feed_forward_at
 
 ATTENTION = "verity_prefix_row"
 
 
-def takes_prefix_row(model) -> bool:
-    """Whether the model's attention is transformers' SDPA, which `prefix_row_attention` runs on."""
-    return getattr(model.config, "_attn_implementation", None) == "sdpa"
+def takes_prefix_row(model, prefix: torch.Tensor, columns: int) -> bool:
+    """Whether a pass of `columns` columns takes the prefix as its row 0: there is one, it is no wider than the
+    rows (a long system prompt before short prompts would widen every row: it keeps a pass of its own), and the
+    model's attention is SDPA, on which `prefix_row_attention` runs."""
+    return 0 < prefix.numel() <= columns and attends_with_sdpa(model)
 
 
 def prefix_row_forward(model, prefix: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor,
@@ -58,9 +60,7 @@ def join_prefix(cache, shared: int) -> None:
     each row's keys and values [rows, kv_heads, shared + columns, head_dim], the prefix's first."""
     for layer in cache.layers:
         keys, values = layer.keys, layer.values  # [1 + rows, kv_heads, columns, head_dim]
-        rows = keys.shape[0] - 1
-        layer.keys = torch.cat([keys[:1, :, :shared].expand(rows, -1, -1, -1), keys[1:]], dim=2)
-        layer.values = torch.cat([values[:1, :, :shared].expand(rows, -1, -1, -1), values[1:]], dim=2)
+        layer.keys, layer.values = _prefix_joined(keys, shared), _prefix_joined(values, shared)
 
 
 def prefix_row_attention(module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
@@ -73,13 +73,17 @@ def prefix_row_attention(module, query: torch.Tensor, key: torch.Tensor, value: 
     shared, columns = prefix_row, query.shape[2]
     prefix, _ = sdpa_attention_forward(module, query[:1, :, :shared], key[:1, :, :shared], value[:1, :, :shared],
                                        None, dropout=dropout, scaling=scaling, is_causal=True, **kwargs)
-    rows = query.shape[0] - 1
-    keys = torch.cat([key[:1, :, :shared].expand(rows, -1, -1, -1), key[1:]], dim=2)
-    values = torch.cat([value[:1, :, :shared].expand(rows, -1, -1, -1), value[1:]], dim=2)
-    packed, _ = sdpa_attention_forward(module, query[1:], keys, values, attention_mask, dropout=dropout,
-                                       scaling=scaling, **kwargs)
+    packed, _ = sdpa_attention_forward(module, query[1:], _prefix_joined(key, shared), _prefix_joined(value, shared),
+                                       attention_mask, dropout=dropout, scaling=scaling, **kwargs)
     prefix = torch.cat([prefix, prefix.new_zeros(1, columns - shared, *prefix.shape[2:])], dim=1)
     return torch.cat([prefix, packed]), None
+
+
+def _prefix_joined(states: torch.Tensor, shared: int) -> torch.Tensor:
+    """[1 + rows, kv_heads, columns, head_dim], row 0 the prefix's → each other row's [prefix | own columns]:
+    [rows, kv_heads, shared + columns, head_dim] (autograd sums the prefix's gradient over the rows)."""
+    rows = states.shape[0] - 1
+    return torch.cat([states[:1, :, :shared].expand(rows, -1, -1, -1), states[1:]], dim=2)
 
 
 AttentionInterface.register(ATTENTION, prefix_row_attention)

@@ -102,7 +102,7 @@ def read_prompts(model, batch: PromptBatch) -> PromptsRead:
     prompts, shared = batch.rest_ids.shape[0], batch.prefix.numel()
     attention_mask = torch.cat([batch.rest_mask.new_ones(prompts, shared), batch.rest_mask], dim=1)
     positions = rest_positions(batch)
-    if 0 < shared <= batch.rest_ids.shape[1] and takes_prefix_row(model):
+    if takes_prefix_row(model, batch.prefix, batch.rest_ids.shape[1]):
         output = prefix_row_forward(model, batch.prefix, batch.rest_ids, rest_attention(batch).unsqueeze(1),
                                     positions, use_cache=True, logits_to_keep=1)
         join_prefix(output[CACHE_FIELD], shared)
@@ -125,10 +125,20 @@ def rest_attention(batch: PromptBatch) -> torch.Tensor:
     device = batch.rest_ids.device
     count, rest_width = batch.rest_ids.shape
     rest = batch.rest_mask.bool()  # [prompts, rest_width]
-    causal = torch.ones(rest_width, rest_width, dtype=torch.bool, device=device).tril()
-    itself = ~rest.unsqueeze(2) & torch.eye(rest_width, dtype=torch.bool, device=device)  # a padding's own key
     prefix = torch.ones(count, rest_width, batch.prefix.numel(), dtype=torch.bool, device=device)
-    return torch.cat([prefix, causal & rest.unsqueeze(1) | itself], dim=2)
+    return torch.cat([prefix, causal(rest_width, device) & rest.unsqueeze(1) | own_key(~rest)], dim=2)
+
+
+def causal(size: int, device: torch.device) -> torch.Tensor:
+    """[size, size]: True where a query (row) may see a key (column) at or before it."""
+    return torch.ones(size, size, dtype=torch.bool, device=device).tril()
+
+
+def own_key(padding: torch.Tensor) -> torch.Tensor:
+    """padding [rows, size] → [rows, size, size]: a padding query sees its own key alone (one that sees nothing
+    would give NaN)."""
+    size = padding.shape[1]
+    return padding.unsqueeze(2) & torch.eye(size, dtype=torch.bool, device=padding.device)
 
 
 def read_prefix(model, batch: PromptBatch) -> dict[str, Any]:

@@ -28,6 +28,8 @@ from transformers import AttentionInterface, DynamicCache
 from transformers.cache_utils import DynamicLayer
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
+from trainer.attention_swap import attends_with_sdpa
+
 ATTENTION = "verity_prompt_once"
 INITIAL_COLUMNS = 16  # the answers' buffers' first width; they double when full
 UNHANDLED = ("sliding_window", "softcap", "s_aux", "position_bias")  # keyword arguments the grouped path does not do
@@ -37,7 +39,7 @@ def decodes_prompt_once(model) -> bool:
     """Whether the model's attention is transformers' SDPA (the one this attention stands in for) over a plain
     dynamic cache in every layer: not a sliding window's, not a linear attention's (transformers gives those
     layers caches of their own, and masks that a given 4-D mask would replace)."""
-    if getattr(model.config, "_attn_implementation", None) != "sdpa":
+    if not attends_with_sdpa(model):
         return False
     try:
         layers = DynamicCache(config=model.config).layers

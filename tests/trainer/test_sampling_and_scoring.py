@@ -8,13 +8,13 @@ import torch
 from peft import LoraConfig, get_peft_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from trainer.attention_swap import attends_with_sdpa
 from trainer.grpo import (
     answer_logprobs_and_entropy,
     build_batch,
     build_shared_prompt_batch,
     shared_prompt_logprobs_and_entropy,
 )
-from trainer.packed_answers import packs_answers
 from trainer.sampling import SampledAnswer, TransformersBackend
 from trainer.scoring import score_answers
 from trainer.tiny_model import math_pairs_rows
@@ -76,7 +76,7 @@ def test_the_shared_prompt_forward_gives_the_plain_forwards_numbers_and_gradient
     prompts = {"four prompts": prompts[:4], "one prompt, so no shared prefix": prompts[:1],
                "prompts of unlike lengths": [prompts[0], prompts[1][:20], prompts[2][:26]],
                "a shared prefix wider than the rows": [p[:14] + [7] * 60 + p[14:] for p in prompts[:3]]}[chosen]
-    assert packs_answers(model)  # the packed pass (trainer/packed_answers.py) is what this checks
+    assert attends_with_sdpa(model)  # the packed pass (trainer/packed_answers.py) is what this checks
     answers = backend.sample(prompts, 3, 6, False, lambda: False)
     tokens = [a.token_ids for group in answers for a in group]
     owner = [p for p, group in enumerate(answers) for _ in group]

@@ -1,0 +1,17 @@
+"""Whether a module's method is a given transformers function's very code: what lets the trainer stand its faster
+equivalents in for transformers' own (trainer/fused_norm.py's norm, trainer/last_layer.py's decoder layer) and
+nowhere else. Model families that carry copies of Llama's code (Qwen2, Qwen3, Mistral) compare equal; a variant
+(Gemma's norm) or a method some kernel library replaced does not."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+
+def is_same_code(method: Callable | None, reference: Callable) -> bool:
+    """The two functions' bytecode, constants and names are equal (decorators unwrapped)."""
+    code = getattr(inspect.unwrap(method), "__code__", None) if method is not None else None
+    expected = inspect.unwrap(reference).__code__
+    return code is not None and (code.co_code, code.co_consts, code.co_names) == (
+        expected.co_code, expected.co_consts, expected.co_names)
