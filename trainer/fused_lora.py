@@ -44,8 +44,9 @@ class FusedLoraLinear(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         rows = x.reshape(-1, x.shape[-1])  # [tokens, in]
-        out = torch.addmm(F.linear(rows, self.weight, self.bias), F.linear(rows, self.lora_a), self.lora_b.t(),
-                          alpha=self.scaling)  # [tokens, out]
+        # in place on the base product (which autograd does not keep): addmm would copy it into a new tensor first
+        out = F.linear(rows, self.weight, self.bias).addmm_(F.linear(rows, self.lora_a), self.lora_b.t(),
+                                                            alpha=self.scaling)  # [tokens, out]
         return out.view(*x.shape[:-1], out.shape[-1])
 
 
