@@ -1,6 +1,6 @@
 """The update's forward pass over answers packed by prompt: one row per prompt, its own tokens then its answers
 side by side, each answer seeing its prompt and its own tokens only (a block-diagonal causal mask), in one pass
-with the prefix all prompts share (its row 0: trainer/prefix_row.py).
+with the prefix all prompts share, the rows' real tokens read as one stream (trainer/flat_rows.py).
 
 trainer/grpo.py's shared-prompt pass reads each prompt once, then copies its KV cache to one row per answer and
 runs the answers on top: the copy (and its gradient) costs a matrix product per layer, the attention runs as many
@@ -12,7 +12,7 @@ The numbers are the same as the plain forward's (each answer attends to the same
 float rounding aside), and so is the gradient (tests/trainer/test_sampling_and_scoring.py).
 
 This needs an attention that takes a 4-D mask as given: transformers' SDPA does (its masks are boolean, True where
-a query may attend); the others fall back to the copying pass.
+a query may attend), and trainer/flat_rows.py's attention calls it; the others fall back to the copying pass.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import torch
 
-from trainer.prefix_row import prefix_row_forward, takes_prefix_row
-from trainer.prompt_cache import PromptBatch, causal, own_key, read_prefix, rest_attention, rest_positions
+from trainer.flat_rows import FlatRows, flat_forward
+from trainer.prompt_cache import PromptBatch, causal, own_key, rest_attention, rest_positions
 
 
 @dataclass(frozen=True)
@@ -96,15 +96,15 @@ def packed_logprobs_and_entropy(model, prompts: PromptBatch, packed: PackedAnswe
     answer_positions = positions[:, -1:] + 1 + packed.offset.to(positions.device)  # [prompts, width]
     ids = torch.cat([prompts.rest_ids, packed.ids.to(positions.device)], dim=1)
     positions = torch.cat([positions, answer_positions], dim=1)
+    real = torch.cat([prompts.rest_mask.bool(), packed.segment.to(positions.device) >= 0], dim=1)
     # the rest's last token (it predicts each answer's first) and the answers' own; not the rest before it
-    keep = torch.arange(rest_width - 1, mask.shape[2], device=positions.device)
-    if takes_prefix_row(model, prompts.prefix, ids.shape[1]):  # the prefix as row 0 of the pass
-        logits = prefix_row_forward(model, prompts.prefix, ids, mask, positions, use_cache=False,
-                                    logits_to_keep=keep).logits[1:]
-    else:  # none, or wider than the rows (a long system prompt): a pass of its own, its cache under the rows
-        past = read_prefix(model, prompts)
-        logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=bool(past),
-                       logits_to_keep=keep, **past).logits
+    kept = real.clone()
+    kept[:, : rest_width - 1] = False
+    flat = FlatRows.of(prompts.prefix.numel(), real)  # one stream of the real tokens (trainer/flat_rows.py)
+    streamed = flat_forward(model, flat, prompts.prefix, ids, mask, positions, kept=kept,
+                            use_cache=False).logits
+    logits = streamed.new_zeros(*kept.shape, streamed.shape[-1])  # [prompts, rest + width, vocab], zero elsewhere
+    logits = logits.index_put((kept,), streamed[0])[:, rest_width - 1 :]
     device = logits.device
     all_scores = torch.log_softmax(logits.float(), dim=-1)  # [prompts, 1 + width, vocab]
     first, positions_scores = all_scores[:, 0], all_scores[:, 1:]  # [prompts, vocab], [prompts, width, vocab]

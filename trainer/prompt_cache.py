@@ -15,8 +15,9 @@ from typing import Any
 
 import torch
 
+from trainer.attention_swap import attends_with_sdpa
+from trainer.flat_rows import FlatRows, flat_forward
 from trainer.kv_cache import CACHE_FIELD
-from trainer.prefix_row import join_prefix, prefix_row_forward, takes_prefix_row
 
 
 @dataclass(frozen=True)
@@ -95,18 +96,21 @@ class PromptsRead:
 
 
 def read_prompts(model, batch: PromptBatch) -> PromptsRead:
-    """The prefix once, then each prompt's rest on top of it: in one call, the prefix its row 0, where the model's
-    attention takes that (trainer/prefix_row.py), else the prefix in a call of its own, its cache copied to every
-    prompt. Under autograd the copies' gradients sum back into the one prefix, as the gradients of the prompts read
-    whole would."""
+    """The prefix once, then each prompt's rest on top of it: in one call, as one stream of their real tokens, where
+    the model's attention takes that (trainer/flat_rows.py), else the prefix in a call of its own, its cache copied
+    to every prompt. Under autograd the copies' gradients sum back into the one prefix, as the gradients of the
+    prompts read whole would."""
     prompts, shared = batch.rest_ids.shape[0], batch.prefix.numel()
     attention_mask = torch.cat([batch.rest_mask.new_ones(prompts, shared), batch.rest_mask], dim=1)
     positions = rest_positions(batch)
-    if takes_prefix_row(model, batch.prefix, batch.rest_ids.shape[1]):
-        output = prefix_row_forward(model, batch.prefix, batch.rest_ids, rest_attention(batch).unsqueeze(1),
-                                    positions, use_cache=True, logits_to_keep=1)
-        join_prefix(output[CACHE_FIELD], shared)
-        return PromptsRead(output[CACHE_FIELD], output.logits[1:, -1, :], attention_mask, positions[:, -1] + 1)
+    if attends_with_sdpa(model):
+        real = batch.rest_mask.bool()
+        flat = FlatRows.of(shared, real)
+        last = torch.zeros_like(real)
+        last[:, -1] = True  # each prompt's last token: the rests are left-padded
+        output = flat_forward(model, flat, batch.prefix, batch.rest_ids, rest_attention(batch).unsqueeze(1),
+                              positions, kept=last, use_cache=True)
+        return PromptsRead(output[CACHE_FIELD], output.logits[0], attention_mask, positions[:, -1] + 1)
     output = model(input_ids=batch.rest_ids, attention_mask=attention_mask, position_ids=positions, use_cache=True,
                    logits_to_keep=1, **read_prefix(model, batch))
     return PromptsRead(output[CACHE_FIELD], output.logits[:, -1, :], attention_mask, positions[:, -1] + 1)
