@@ -79,7 +79,7 @@ def test_the_answers_keys_grow_in_place_past_their_buffers_first_width():
     for column in range(40):  # one column a step, as the decode writes them
         own_keys, own_values = cache.update(keys[:, :, column : column + 1], values[:, :, column : column + 1], 0)
     assert torch.equal(own_keys, keys) and torch.equal(own_values, values)
-    assert cache.answer_keys[0].shape[2] == 64  # 16, then doubled past 16 and 32 columns written
+    assert cache.answer_keys[0].shape[0] == 64  # 16 columns, then doubled past 16 and 32 columns written
 
 
 def test_what_the_grouped_attention_does_not_handle_goes_to_sdpa_over_the_joined_keys():
