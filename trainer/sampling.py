@@ -15,6 +15,7 @@ import torch
 
 from trainer.attention_swap import attention_as
 from trainer.kv_cache import CACHE_FIELD
+from trainer.lean_step import LeanStep
 from trainer.merged_adapter import MergedAdapter, is_quantized, merges_exactly
 from trainer.prompt_cache import prompt_batch, read_prompts, select_rows
 from trainer.prompt_once import ATTENTION as PROMPT_ONCE
@@ -117,6 +118,7 @@ class TransformersBackend:
         self.decode = decode or default_decode(model, device)
         self.static = StaticDecoder(model, graphs=self.decode == "graphs")
         self.prompt_once = decodes_prompt_once(model)  # the dynamic loop's answers read their prompt's cache in place
+        self.lean_step = LeanStep.of(model) if self.prompt_once else None  # its steps as bare operations
 
     def adapter_changed(self) -> None:
         """Nothing to do: generation reads (or merges) the adapter's live weights at each `sample`."""
@@ -221,6 +223,7 @@ class TransformersBackend:
         likeliest = len(copy_of) if greedy else likeliest  # rows [0, likeliest) take the likeliest token
         width = read.attention_mask.shape[1]
         cache = PromptOnceCache(read.cache, copy_of) if self.prompt_once else read.cache
+        lean = self.lean_step if self.lean_step is not None and self.lean_step.fits() else None
         if copies > 1 and not self.prompt_once:
             select_rows(cache, copy_of)
         logits = read.next_logits[copy_of]  # [rows, vocab]
@@ -265,15 +268,19 @@ class TransformersBackend:
                 batch_tokens, attention_mask = batch_tokens[keep], attention_mask[keep]
                 next_position, answer_of, live, ended_rows = next_position[keep], answer_of[keep], live[keep], 0
             attention_mask[:, width + step] = 1
-            logits = self._step(batch_tokens, attention_mask[:, : width + step + 1], next_position, cache)
+            logits = self._step(batch_tokens, attention_mask[:, : width + step + 1], next_position, cache, lean)
             next_position = next_position + 1
         return generated
 
-    def _step(self, tokens: torch.Tensor, attention_mask: torch.Tensor, positions: torch.Tensor, cache):
+    def _step(self, tokens: torch.Tensor, attention_mask: torch.Tensor, positions: torch.Tensor, cache,
+              lean: LeanStep | None):
         """One token of every row through the model, its keys and values added to `cache`: → the next token's
         logits [rows, vocab]. With a PromptOnceCache the attention reads each prompt's cache once for all its
-        answers (trainer/prompt_once.py), which takes the mask as [rows, 1, 1, columns]."""
+        answers (trainer/prompt_once.py), which takes the mask as [rows, 1, 1, columns]; `lean` runs the step as
+        its bare operations (trainer/lean_step.py)."""
         once = isinstance(cache, PromptOnceCache)
+        if once and lean is not None:
+            return lean(tokens, attention_mask[:, None, None, :].bool(), positions, cache)
         with attention_as(self.model, PROMPT_ONCE) if once else nullcontext():
             output = self.model(
                 input_ids=tokens.unsqueeze(1),
