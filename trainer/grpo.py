@@ -229,15 +229,14 @@ def build_shared_prompt_batch(
     ([5], [[6], [7]], [[8, 0], [9, 10], [11, 0]], [[1, 0], [1, 1], [1, 0]])
     """
     answer_width = max(max(len(a) for a in answers), 1)
-    answer_ids = torch.full((len(answers), answer_width), pad_id, dtype=torch.long)  # [answers, width]
-    answer_mask = torch.zeros_like(answer_ids)
-    for row, answer in enumerate(answers):
-        answer_ids[row, : len(answer)] = torch.tensor(answer, dtype=torch.long)
-        answer_mask[row, : len(answer)] = 1
+    # built as lists and made tensors once: a tensor write per answer cost more than the batch's arithmetic
+    padding = [answer_width - len(a) for a in answers]
     return SharedPromptBatch(
         prompts=prompt_batch(prompts, pad_id),
-        answer_ids=answer_ids,
-        answer_mask=answer_mask,
+        answer_ids=torch.tensor([[*a, *[pad_id] * p] for a, p in zip(answers, padding, strict=True)],
+                                dtype=torch.long),  # [answers, width]
+        answer_mask=torch.tensor([[1] * len(a) + [0] * p for a, p in zip(answers, padding, strict=True)],
+                                 dtype=torch.long),
         answer_prompt=torch.tensor(list(answer_prompt), dtype=torch.long),
     )
 

@@ -71,11 +71,11 @@ def left_padded(sequences: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.
     """Sequences padded on the left, so each ends in the last column, and the mask of their real tokens.
     → ids [seqs, width], mask [seqs, width]"""
     width = max(len(s) for s in sequences)
-    input_ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)  # [seqs, width]
-    attention_mask = torch.zeros_like(input_ids)
-    for row, sequence in enumerate(sequences):
-        input_ids[row, width - len(sequence) :] = torch.tensor(list(sequence), dtype=torch.long)
-        attention_mask[row, width - len(sequence) :] = 1
+    padding = [width - len(s) for s in sequences]  # built as lists, made tensors once (a write per row costs more)
+    input_ids = torch.tensor([[*[pad_id] * p, *s] for s, p in zip(sequences, padding, strict=True)],
+                             dtype=torch.long)  # [seqs, width]
+    attention_mask = torch.tensor([[0] * p + [1] * len(s) for s, p in zip(sequences, padding, strict=True)],
+                                  dtype=torch.long)
     return input_ids, attention_mask
 
 
