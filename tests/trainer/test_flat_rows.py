@@ -1,6 +1,7 @@
-"""Rows read as one stream of their real tokens (trainer/flat_rows.py), on a grouped-query model with random weights:
-the prompts' reading gives each prompt's logits and cache as the prompt read whole does, and the update's packed
-pass the plain pass's log-probabilities and gradient."""
+"""Rows read as one stream of their real tokens (trainer/flat_rows.py), or with their prefix as row 0
+(trainer/prefix_row.py), on a grouped-query model with random weights: the prompts' reading gives each prompt's logits
+and cache as the prompt read whole does, and the update's packed pass the plain pass's log-probabilities and
+gradient."""
 
 from __future__ import annotations
 
@@ -26,15 +27,21 @@ def grouped():
 
 
 PREFIX = [5, 6, 7, 8, 9]
-PROMPTS = [[*PREFIX, 10, 11, 12], [*PREFIX, 13], [*PREFIX, 14, 15], [*PREFIX, 16, 17, 18, 19, 20, 21]]
+RESTS = [[10, 11, 12], [13], [14, 15], [16, 17, 18, 19, 20, 21]]
+PROMPTS = [[*PREFIX, *rest] for rest in RESTS]
 
 
-def test_the_read_prompts_logits_and_cache_are_each_prompt_read_whole(grouped):
-    batch = prompt_batch(PROMPTS, pad_id=0)
-    assert batch.prefix.tolist() == PREFIX  # the prefix, then rests of 1 to 6 tokens: padding to leave out
+@pytest.mark.parametrize("prefix", [
+    PREFIX,  # no wider than the rests (6 tokens): the prefix as row 0 (trainer/prefix_row.py)
+    [*PREFIX, 40, 41, 42, 43, 44],  # wider: the rests as a stream after it, their padding left out
+])
+def test_the_read_prompts_logits_and_cache_are_each_prompt_read_whole(grouped, prefix):
+    prompts = [[*prefix, *rest] for rest in RESTS]
+    batch = prompt_batch(prompts, pad_id=0)
+    assert batch.prefix.tolist() == prefix  # the prefix, then rests of 1 to 6 tokens
     with torch.no_grad():
         read = read_prompts(grouped, batch)
-        for row, prompt in enumerate(PROMPTS):
+        for row, prompt in enumerate(prompts):
             whole = grouped(input_ids=torch.tensor([prompt]), use_cache=True)
             torch.testing.assert_close(read.next_logits[row], whole.logits[0, -1], rtol=1e-5, atol=1e-5)
             real = read.attention_mask[row].bool()  # the cache's columns of this prompt's tokens
