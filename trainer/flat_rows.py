@@ -28,6 +28,7 @@ from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from trainer.attention_swap import attention_as
 from trainer.kv_cache import CACHE_FIELD
 from trainer.last_layer import feed_forward_at
+from trainer.prefix_row import prefix_attention
 
 ATTENTION = "verity_flat_rows"
 
@@ -120,8 +121,7 @@ def flat_rows_attention(module, query: torch.Tensor, key: torch.Tensor, value: t
     rows = rows.flatten(0, 1).index_select(0, flat_rows.place)  # [real tokens, heads, head_dim]
     if not shared:
         return rows.unsqueeze(0), None
-    prefix, _ = sdpa_attention_forward(module, query[:, :, :shared], key[:, :, :shared], value[:, :, :shared], None,
-                                       dropout=dropout, scaling=scaling, is_causal=True, **kwargs)
+    prefix = prefix_attention(module, query, key, value, shared, dropout=dropout, scaling=scaling, **kwargs)
     return torch.cat([prefix[0], rows]).unsqueeze(0), None
 
 

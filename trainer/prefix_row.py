@@ -68,12 +68,20 @@ def prefix_row_attention(module, query: torch.Tensor, key: torch.Tensor, value: 
     head_dim], as transformers' attention functions give it (row 0's columns after the prefix are zero: nothing
     reads them)."""
     shared, columns = prefix_row, query.shape[2]
-    prefix, _ = sdpa_attention_forward(module, query[:1, :, :shared], key[:1, :, :shared], value[:1, :, :shared],
-                                       None, dropout=dropout, scaling=scaling, is_causal=True, **kwargs)
+    prefix = prefix_attention(module, query[:1], key[:1], value[:1], shared, dropout=dropout, scaling=scaling, **kwargs)
     packed, _ = sdpa_attention_forward(module, query[1:], _prefix_joined(key, shared), _prefix_joined(value, shared),
                                        attention_mask, dropout=dropout, scaling=scaling, **kwargs)
     prefix = torch.cat([prefix, prefix.new_zeros(1, columns - shared, *prefix.shape[2:])], dim=1)
     return torch.cat([prefix, packed]), None
+
+
+def prefix_attention(module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, shared: int,
+                     **kwargs) -> torch.Tensor:
+    """The prefix's own attention, causal over its first `shared` columns: query, key, value [1, heads or kv_heads,
+    columns, head_dim] → [1, shared, heads, head_dim]."""
+    attended, _ = sdpa_attention_forward(module, query[:, :, :shared], key[:, :, :shared], value[:, :, :shared],
+                                         None, is_causal=True, **kwargs)
+    return attended
 
 
 def _prefix_joined(states: torch.Tensor, shared: int) -> torch.Tensor:

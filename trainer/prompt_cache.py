@@ -99,9 +99,9 @@ class PromptsRead:
 def read_prompts(model, batch: PromptBatch) -> PromptsRead:
     """The prefix once, then each prompt's rest on top of it, in one call where the model's attention takes that:
     the prefix as row 0 of the prompts' rows (trainer/prefix_row.py), or, where the prefix is wider than the rows,
-    the rows' real tokens as one stream after it (trainer/flat_rows.py); else the prefix in a call of its own, its
-    cache copied to every prompt. Under autograd the copies' gradients sum back into the one prefix, as the gradients
-    of the prompts read whole would.
+    the rows' real tokens as one stream after it (trainer/flat_rows.py); else (no prefix, or another attention) the
+    prefix, if any, in a call of its own, its cache copied to every prompt. Under autograd the copies' gradients sum
+    back into the one prefix, as the gradients of the prompts read whole would.
 
     Why not the stream always, as the update's packed pass does: the prompts' rows are padded only to the longest
     prompt (a few columns), and at the Demo's 144 prompts the stream's read took 73 ms where the rows' took 60."""
@@ -113,7 +113,7 @@ def read_prompts(model, batch: PromptBatch) -> PromptsRead:
                                     positions, use_cache=True, logits_to_keep=1)
         join_prefix(output[CACHE_FIELD], shared)
         return PromptsRead(output[CACHE_FIELD], output.logits[1:, -1, :], attention_mask, positions[:, -1] + 1)
-    if attends_with_sdpa(model):
+    if shared and attends_with_sdpa(model):
         real = batch.rest_mask.bool()
         flat = FlatRows.of(shared, real)
         last = torch.zeros_like(real)
