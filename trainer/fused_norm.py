@@ -19,7 +19,7 @@ import types
 import torch
 import torch.nn.functional as F
 
-from trainer.same_code import is_same_code
+from trainer.same_code import runs_code_of
 
 
 def fuse_rms_norms(model: torch.nn.Module) -> int:
@@ -44,6 +44,4 @@ def _fused_forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
 def _is_llama_rms_norm(module: torch.nn.Module) -> bool:
     from transformers.models.llama.modeling_llama import LlamaRMSNorm
 
-    if "forward" in vars(module) or not hasattr(module, "variance_epsilon"):
-        return False
-    return is_same_code(getattr(type(module), "forward", None), LlamaRMSNorm.forward)
+    return hasattr(module, "variance_epsilon") and runs_code_of(module, LlamaRMSNorm)

@@ -28,7 +28,7 @@ import torch
 from trainer.attention_swap import attends_with_sdpa
 from trainer.kv_cache import CACHE_FIELD
 from trainer.packed_answers import pack_answers, packed_logprobs_and_entropy
-from trainer.prompt_cache import PromptBatch, prompt_batch, read_prompts, select_rows
+from trainer.prompt_cache import PromptBatch, padded, prompt_batch, read_prompts, select_rows
 from trainer.spec import LossType
 
 ADVANTAGE_EPSILON = 1e-4  # TRL's: keeps a group with a tiny spread from exploding
@@ -228,15 +228,11 @@ def build_shared_prompt_batch(
     >>> b.prompts.prefix.tolist(), b.prompts.rest_ids.tolist(), b.answer_ids.tolist(), b.answer_mask.tolist()
     ([5], [[6], [7]], [[8, 0], [9, 10], [11, 0]], [[1, 0], [1, 1], [1, 0]])
     """
-    answer_width = max(max(len(a) for a in answers), 1)
-    # built as lists and made tensors once: a tensor write per answer cost more than the batch's arithmetic
-    padding = [answer_width - len(a) for a in answers]
+    answer_ids, answer_mask = padded(answers, pad_id, left=False, width=max(max(len(a) for a in answers), 1))
     return SharedPromptBatch(
         prompts=prompt_batch(prompts, pad_id),
-        answer_ids=torch.tensor([[*a, *[pad_id] * p] for a, p in zip(answers, padding, strict=True)],
-                                dtype=torch.long),  # [answers, width]
-        answer_mask=torch.tensor([[1] * len(a) + [0] * p for a, p in zip(answers, padding, strict=True)],
-                                 dtype=torch.long),
+        answer_ids=answer_ids,  # [answers, width]
+        answer_mask=answer_mask,
         answer_prompt=torch.tensor(list(answer_prompt), dtype=torch.long),
     )
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from trainer.same_code import is_same_code
+from trainer.same_code import causal_lm, runs_code_of
 
 
 @contextmanager
@@ -50,9 +50,7 @@ def _last_llama_layer(model) -> Any:
     """The model's last decoder layer where its forward is the Llama decoder layer's code, else None."""
     from transformers.models.llama.modeling_llama import LlamaDecoderLayer
 
-    layers = getattr(model.get_base_model() if hasattr(model, "get_base_model") else model, "model", None)
-    layers = getattr(layers, "layers", None)
+    layers = getattr(getattr(causal_lm(model), "model", None), "layers", None)
     if not layers:
         return None
-    last = layers[-1]
-    return last if "forward" not in vars(last) and is_same_code(type(last).forward, LlamaDecoderLayer.forward) else None
+    return layers[-1] if runs_code_of(layers[-1], LlamaDecoderLayer) else None

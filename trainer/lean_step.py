@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+from transformers.models.llama import modeling_llama as llama
+from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
 from trainer.merged_adapter import MergedLinear
 from trainer.prompt_once import ATTENTION as PROMPT_ONCE
 from trainer.prompt_once import PromptOnceCache
-from trainer.same_code import is_same_code
+from trainer.same_code import causal_lm, runs_code_of
 
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
 FEED_FORWARD = ("gate_proj", "up_proj", "down_proj")
@@ -32,27 +35,23 @@ FEED_FORWARD = ("gate_proj", "up_proj", "down_proj")
 class LeanStep:
     """The step of one model (`of` says whether it has one)."""
 
-    def __init__(self, causal_lm) -> None:
-        self.causal_lm = causal_lm
-        self.model = causal_lm.model
+    def __init__(self, outer) -> None:
+        self.causal_lm = outer  # the transformers model, its `model` the decoder stack
+        self.model = outer.model
 
     @classmethod
     def of(cls, model) -> LeanStep | None:
         """The model's lean step, or None where a part is not Llama's own code."""
-        from transformers.models.llama import modeling_llama as llama
-
-        causal_lm = model.get_base_model() if hasattr(model, "get_base_model") else model
-        inner = getattr(causal_lm, "model", None)
+        outer = causal_lm(model)
+        inner = getattr(outer, "model", None)
         layers = getattr(inner, "layers", None)
         if not layers or type(getattr(inner, "embed_tokens", None)) is not torch.nn.Embedding:
             return None
-        parts = [(causal_lm, llama.LlamaForCausalLM), (inner, llama.LlamaModel)]
+        parts = [(outer, llama.LlamaForCausalLM), (inner, llama.LlamaModel)]
         for layer in layers:
             parts += [(layer, llama.LlamaDecoderLayer), (layer.self_attn, llama.LlamaAttention),
                       (layer.mlp, llama.LlamaMLP)]
-        same = all("forward" not in vars(part) and is_same_code(type(part).forward, reference.forward)
-                   for part, reference in parts)
-        return cls(causal_lm) if same else None
+        return cls(outer) if all(runs_code_of(part, reference) for part, reference in parts) else None
 
     def fits(self) -> bool:
         """Whether every projection and the output head are plain linear layers now (the adapter merged, or none),
@@ -67,9 +66,6 @@ class LeanStep:
                  cache: PromptOnceCache) -> torch.Tensor:
         """tokens, positions [rows]; mask [rows, 1, 1, columns] (True where a row may attend). → the next token's
         logits [rows, vocab], the step's keys and values added to `cache`."""
-        from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
-        from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
-
         attend = ALL_ATTENTION_FUNCTIONS[PROMPT_ONCE]  # prompt_once_attention, as registered
         rows = tokens.shape[0]
         hidden = F.embedding(tokens, self.model.embed_tokens.weight).unsqueeze(1)  # [rows, 1, hidden]

@@ -71,13 +71,26 @@ def shared_prefix_length(sequences: Sequence[Sequence[int]]) -> int:
 def left_padded(sequences: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Sequences padded on the left, so each ends in the last column, and the mask of their real tokens.
     → ids [seqs, width], mask [seqs, width]"""
-    width = max(len(s) for s in sequences)
-    padding = [width - len(s) for s in sequences]  # built as lists, made tensors once (a write per row costs more)
-    input_ids = torch.tensor([[*[pad_id] * p, *s] for s, p in zip(sequences, padding, strict=True)],
-                             dtype=torch.long)  # [seqs, width]
-    attention_mask = torch.tensor([[0] * p + [1] * len(s) for s, p in zip(sequences, padding, strict=True)],
-                                  dtype=torch.long)
-    return input_ids, attention_mask
+    return padded(sequences, pad_id, left=True)
+
+
+def padded(sequences: Sequence[Sequence[int]], pad_id: int, *, left: bool,
+           width: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sequences padded to `width` (the longest's by default) on the left or the right, and the mask of their real
+    tokens, built as lists and made tensors once (a tensor write per row costs more than the rows' arithmetic).
+    → ids [seqs, width], mask [seqs, width]
+
+    >>> ids, mask = padded([[5, 6], [7]], 0, left=False, width=3)
+    >>> ids.tolist(), mask.tolist()
+    ([[5, 6, 0], [7, 0, 0]], [[1, 1, 0], [1, 0, 0]])
+    """
+    width = max(len(s) for s in sequences) if width is None else width
+    ids, mask = [], []
+    for sequence in sequences:
+        fill = width - len(sequence)
+        ids.append([*[pad_id] * fill, *sequence] if left else [*sequence, *[pad_id] * fill])
+        mask.append([0] * fill + [1] * len(sequence) if left else [1] * len(sequence) + [0] * fill)
+    return torch.tensor(ids, dtype=torch.long), torch.tensor(mask, dtype=torch.long)
 
 
 @dataclass(frozen=True)
