@@ -4,8 +4,8 @@ its own.
 Why. Reading the prompts (trainer/prompt_cache.py) on top of the prefix they share (the chat template's beginning,
 or a system prompt) as a pass of its own cost as much as its model calls do, whatever its length. Here it is row 0
 of the prompts' pass, padded to their width, and each attention layer hands the other rows its keys and values: the
-same attention, one pass. The keys are joined before each prompt's afterwards (`join_prefix`): the cache the decode
-continues from is the one the prefix and the prompts read in turn would leave.
+same attention, one pass. The cache the decode continues from is the one the prefix and the prompts read in turn
+would leave: each layer's keys and values as the attention joined them, the prefix's before each prompt's.
 
 How. `prefix_row_forward` runs the pass with the model's attention swapped for `prefix_row_attention` (registered
 with transformers' AttentionInterface: trainer/attention_swap.py): row 0 attends causally to itself, its first
@@ -17,11 +17,14 @@ after it (trainer/flat_rows.py), as the update's packed pass reads its rows.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
 from trainer.attention_swap import attends_with_sdpa, attention_as
+from trainer.kv_cache import CACHE_FIELD
 from trainer.last_layer import feed_forward_at
 
 ATTENTION = "verity_prefix_row"
@@ -34,43 +37,55 @@ def takes_prefix_row(model, prefix: torch.Tensor, columns: int) -> bool:
     return 0 < prefix.numel() <= columns and attends_with_sdpa(model)
 
 
+@dataclass(frozen=True)
+class PrefixRow:
+    """Row 0's prefix: its `shared` first columns; `joined`, where the cache is wanted, each layer's keys and values
+    as the attention joined them for the other rows (`_prefix_joined`), kept by the attention."""
+
+    shared: int
+    joined: dict[int, tuple[torch.Tensor, torch.Tensor]] | None = None
+
+
 def prefix_row_forward(model, prefix: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor,
-                       logits_to_keep: int | torch.Tensor, **call):
+                       logits_to_keep: int | torch.Tensor, use_cache: bool = False, **call):
     """The model over `ids` with the prefix as row 0 of the same call. prefix [shared] (no wider than the rows);
     ids, positions [rows, columns]: each row's tokens and their positions after the prefix; mask [rows, 1,
     columns, shared + columns]: whom each row's tokens attend to, the prefix's columns first; logits_to_keep: the
     columns whose logits are wanted (the last layer's feed-forward runs at those alone: trainer/last_layer.py);
     `call`: the model's other arguments. → the model's output, row 0 the prefix's (its logits are the caller's to
-    drop)."""
+    drop), and with `use_cache` the cache the prefix and the rows read in turn would leave: each row's keys and
+    values [rows, kv_heads, shared + columns, head_dim], the prefix's first."""
     shared, columns = prefix.numel(), ids.shape[1]
     prefix_ids = ids.new_zeros(1, columns)  # [1, columns]: the prefix, then padding
     prefix_ids[0, :shared] = prefix
     prefix_positions = torch.arange(columns, device=ids.device).clamp(max=shared - 1).unsqueeze(0)
+    row = PrefixRow(shared, {} if use_cache else None)
     with attention_as(model, ATTENTION), feed_forward_at(model, logits_to_keep) as keep:
-        return model(input_ids=torch.cat([prefix_ids, ids]), attention_mask=mask,
-                     position_ids=torch.cat([prefix_positions, positions]), prefix_row=shared, logits_to_keep=keep,
-                     **call)
-
-
-def join_prefix(cache, shared: int) -> None:
-    """A cache written by `prefix_row_forward`, made the one the prefix and the rows read in turn would leave:
-    each row's keys and values [rows, kv_heads, shared + columns, head_dim], the prefix's first."""
-    for layer in cache.layers:
-        keys, values = layer.keys, layer.values  # [1 + rows, kv_heads, columns, head_dim]
-        layer.keys, layer.values = _prefix_joined(keys, shared), _prefix_joined(values, shared)
+        output = model(input_ids=torch.cat([prefix_ids, ids]), attention_mask=mask,
+                       position_ids=torch.cat([prefix_positions, positions]), prefix_row=row, logits_to_keep=keep,
+                       use_cache=use_cache, **call)
+    if row.joined is not None:
+        for index, layer in enumerate(output[CACHE_FIELD].layers):
+            layer.keys, layer.values = row.joined[index]
+    return output
 
 
 def prefix_row_attention(module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                          attention_mask: torch.Tensor, scaling: float | None = None, dropout: float = 0.0,
-                         prefix_row: int = 0, **kwargs) -> tuple[torch.Tensor, None]:
-    """query, key, value [1 + rows, heads, columns, head_dim], row 0 the prefix in its first `prefix_row` columns;
-    attention_mask [rows, 1, columns, prefix_row + columns] for the other rows. → [1 + rows, columns, heads,
+                         prefix_row: PrefixRow | None = None, **kwargs) -> tuple[torch.Tensor, None]:
+    """query, key, value [1 + rows, heads, columns, head_dim], row 0 the prefix in its first `prefix_row.shared`
+    columns; attention_mask [rows, 1, columns, shared + columns] for the other rows. → [1 + rows, columns, heads,
     head_dim], as transformers' attention functions give it (row 0's columns after the prefix are zero: nothing
     reads them)."""
-    shared, columns = prefix_row, query.shape[2]
+    if prefix_row is None:
+        raise ValueError("prefix_row_attention needs the pass's PrefixRow as `prefix_row`")
+    shared, columns = prefix_row.shared, query.shape[2]
+    keys, values = _prefix_joined(key, shared), _prefix_joined(value, shared)
+    if prefix_row.joined is not None:
+        prefix_row.joined[module.layer_idx] = keys, values
     prefix = prefix_attention(module, query[:1], key[:1], value[:1], shared, dropout=dropout, scaling=scaling, **kwargs)
-    packed, _ = sdpa_attention_forward(module, query[1:], _prefix_joined(key, shared), _prefix_joined(value, shared),
-                                       attention_mask, dropout=dropout, scaling=scaling, **kwargs)
+    packed, _ = sdpa_attention_forward(module, query[1:], keys, values, attention_mask, dropout=dropout,
+                                       scaling=scaling, **kwargs)
     prefix = torch.cat([prefix, prefix.new_zeros(1, columns - shared, *prefix.shape[2:])], dim=1)
     return torch.cat([prefix, packed]), None
 

@@ -18,7 +18,7 @@ import torch
 from trainer.attention_swap import attends_with_sdpa
 from trainer.flat_rows import FlatRows, flat_forward
 from trainer.kv_cache import CACHE_FIELD
-from trainer.prefix_row import join_prefix, prefix_row_forward, takes_prefix_row
+from trainer.prefix_row import prefix_row_forward, takes_prefix_row
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,6 @@ def read_prompts(model, batch: PromptBatch) -> PromptsRead:
     if takes_prefix_row(model, batch.prefix, batch.rest_ids.shape[1]):
         output = prefix_row_forward(model, batch.prefix, batch.rest_ids, rest_attention(batch).unsqueeze(1),
                                     positions, use_cache=True, logits_to_keep=1)
-        join_prefix(output[CACHE_FIELD], shared)
         return PromptsRead(output[CACHE_FIELD], output.logits[1:, -1, :], attention_mask, positions[:, -1] + 1)
     if shared and attends_with_sdpa(model):
         real = batch.rest_mask.bool()
