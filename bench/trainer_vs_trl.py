@@ -1,6 +1,7 @@
 """Seconds per round of this trainer against TRL's GRPOTrainer, on the same tiny model, prompts, reward and settings.
 
-    .venv/bin/python bench/trainer_vs_trl.py [--rounds 8] [--loss-type dapo] [--epochs 1] [--model DIR]
+    .venv/bin/python bench/trainer_vs_trl.py [--rounds 8] [--blocks 2] [--turns] [--loss-type dapo] [--epochs 1]
+                                             [--model DIR]
     .venv/bin/python bench/trainer_vs_trl.py --demo [--micro-batch-size 128]   # ours alone, the Demo's settings
 
 Both sides: the tiny model (built here if missing), Math Pairs prompts, the math_pairs reward without format bonus,
@@ -30,11 +31,14 @@ micro batch to compare (the results must not change: the loss is a weighted sum 
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -60,9 +64,11 @@ def ensure_tiny_model(folder: Path | None) -> Path:
 
 
 def ours_records(model_dir: Path, rows: list[dict], validation: list[dict], rounds: int, loss_type: str,
-                 epochs: int = 1, seed: int = 0, learning_rate: float = LEARNING_RATE, **settings) -> list:
+                 epochs: int = 1, seed: int = 0, learning_rate: float = LEARNING_RATE,
+                 after_round: Callable[[Any], None] | None = None, **settings) -> list:
     """Our trainer's round records (round 0, the starting adapter's validation, first) for a full run; `settings`
-    override the run settings below (RunSettings' names)."""
+    override the run settings below (RunSettings' names); `after_round` is called with each round's record as the
+    run gives it (the next round waits for it to return)."""
     from domain.runs.run_settings import RunSettings
     from jobs.specs import training_spec
     from trainer.loop import run
@@ -88,18 +94,29 @@ def ours_records(model_dir: Path, rows: list[dict], validation: list[dict], roun
                 **training_spec(chosen),  # a full run: its settings as the jobs write them
             }
         )
-        assert run(spec, emit=records.append), records[-1]
+        assert run(spec, emit=lambda record: _kept(records, record, after_round)), records[-1]
     return [r for r in records if r.type == "round_scored"]
 
 
-def ours(model_dir: Path, rows: list[dict], validation: list[dict], rounds: int, loss_type: str, epochs: int):
-    scored = [r for r in ours_records(model_dir, rows, validation, rounds, loss_type, epochs) if r.round > 0]
+def _kept(records: list, record, after_round: Callable[[Any], None] | None) -> None:
+    records.append(record)
+    if after_round is not None and record.type == "round_scored":
+        after_round(record)
+
+
+def ours(model_dir: Path, rows: list[dict], validation: list[dict], rounds: int, loss_type: str, epochs: int,
+         after_round: Callable[[Any], None] | None = None):
+    records = ours_records(model_dir, rows, validation, rounds, loss_type, epochs, after_round=after_round)
+    scored = [r for r in records if r.round > 0]
     steps = [r.seconds.sampling + r.seconds.grading + r.seconds.update for r in scored]
     with_validation = [r.seconds.total for r in scored]
     return steps, with_validation, [r.reward for r in scored]
 
 
-def trl(model_dir: Path, rows: list[dict], rounds: int, loss_type: str, epochs: int):
+def trl(model_dir: Path, rows: list[dict], rounds: int, loss_type: str, epochs: int,
+        after_round: Callable[[], None] | None = None):
+    """TRL's seconds per round and rewards; `after_round` is called after each round's `epochs` steps, outside
+    their timing (the next step waits for it to return)."""
     from datasets import Dataset
     from peft import LoraConfig
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
@@ -124,6 +141,8 @@ def trl(model_dir: Path, rows: list[dict], rounds: int, loss_type: str, epochs: 
 
         def on_step_end(self, args, state, control, **kwargs):
             self.seconds.append(time.perf_counter() - self.started)
+            if after_round is not None and len(self.seconds) % epochs == 0:
+                after_round()
 
         def on_log(self, args, state, control, logs=None, **kwargs):
             if logs and "reward" in logs:
@@ -217,11 +236,15 @@ def main() -> None:
     parser.add_argument("--model", type=Path, default=None)
     parser.add_argument("--demo", action="store_true", help="ours alone at the Demo project's run settings")
     parser.add_argument("--micro-batch-size", type=int, default=None, help="with --demo: instead of the Demo's")
+    parser.add_argument("--turns", action="store_true", help="each block's rounds taken in turn one for one "
+                        "(bench/taking_turns.py), not the block of one side then the other's")
     args = parser.parse_args()
     torch.set_num_threads(max(1, torch.get_num_threads()))
     if args.demo:
         demo(ensure_tiny_model(args.model), args.rounds, args.blocks, args.micro_batch_size)
         return
+
+    from taking_turns import TakingTurns
 
     from trainer.tiny_model import math_pairs_rows
 
@@ -231,20 +254,28 @@ def main() -> None:
 
     ours_steps, ours_with_validation, ours_rewards, trl_steps, trl_rewards = [], [], [], [], []
     for _ in range(args.blocks):
-        steps, with_validation, rewards = ours(model_dir, rows, validation, args.rounds, args.loss_type, args.epochs)
+        if args.turns:
+            turns = TakingTurns(last_round=args.rounds)
+            turns.start(functools.partial(ours, model_dir, rows, validation, args.rounds, args.loss_type,
+                                          args.epochs))
+            theirs = trl(model_dir, rows, args.rounds, args.loss_type, args.epochs, after_round=turns.other_round)
+            steps, with_validation, rewards = turns.finish()
+        else:
+            steps, with_validation, rewards = ours(model_dir, rows, validation, args.rounds, args.loss_type,
+                                                   args.epochs)
+            theirs = trl(model_dir, rows, args.rounds, args.loss_type, args.epochs)
         ours_steps += steps[1:]  # the first round of each block warms up
         ours_with_validation += with_validation[1:]
         ours_rewards = rewards
-        steps, rewards = trl(model_dir, rows, args.rounds, args.loss_type, args.epochs)
-        trl_steps += steps[1:]
-        trl_rewards = rewards
+        trl_steps += theirs[0][1:]
+        trl_rewards = theirs[1]
 
     ours_median = statistics.median(ours_steps)
     ours_with_validation_median = statistics.median(ours_with_validation)
     trl_median = statistics.median(trl_steps)
     settings = f"{PROMPTS_PER_ROUND} prompts x {ANSWERS_PER_PROMPT} answers x {MAX_ANSWER_TOKENS} tokens"
     print(f"settings: {settings}, loss {args.loss_type}, epochs {args.epochs}, fp32, "
-          f"{args.blocks} blocks of {args.rounds} rounds each, "
+          f"{args.blocks} blocks of {args.rounds} rounds each{', taken in turn round by round' if args.turns else ''}, "
           f"{torch.get_num_threads()} threads")
     print(f"ours: median {ours_median:.3f} s per round (sampling + grading + update); "
           f"with validation {ours_with_validation_median:.3f} s; "
