@@ -258,17 +258,16 @@ def main() -> None:
             turns = TakingTurns(last_round=args.rounds)
             turns.start(functools.partial(ours, model_dir, rows, validation, args.rounds, args.loss_type,
                                           args.epochs))
-            theirs = trl(model_dir, rows, args.rounds, args.loss_type, args.epochs, after_round=turns.other_round)
-            steps, with_validation, rewards = turns.finish()
+            their_steps, trl_rewards = trl(model_dir, rows, args.rounds, args.loss_type, args.epochs,
+                                           after_round=turns.other_round)
+            steps, with_validation, ours_rewards = turns.finish()
         else:
-            steps, with_validation, rewards = ours(model_dir, rows, validation, args.rounds, args.loss_type,
-                                                   args.epochs)
-            theirs = trl(model_dir, rows, args.rounds, args.loss_type, args.epochs)
+            steps, with_validation, ours_rewards = ours(model_dir, rows, validation, args.rounds, args.loss_type,
+                                                        args.epochs)
+            their_steps, trl_rewards = trl(model_dir, rows, args.rounds, args.loss_type, args.epochs)
         ours_steps += steps[1:]  # the first round of each block warms up
         ours_with_validation += with_validation[1:]
-        ours_rewards = rewards
-        trl_steps += theirs[0][1:]
-        trl_rewards = theirs[1]
+        trl_steps += their_steps[1:]
 
     ours_median = statistics.median(ours_steps)
     ours_with_validation_median = statistics.median(ours_with_validation)

@@ -26,7 +26,7 @@ from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
 from trainer.attention_swap import attention_as
-from trainer.kv_cache import CACHE_FIELD
+from trainer.kv_cache import cache_as_laid
 from trainer.last_layer import feed_forward_at
 from trainer.prefix_row import prefix_attention
 
@@ -99,8 +99,7 @@ def flat_forward(model, flat: FlatRows, prefix: torch.Tensor, ids: torch.Tensor,
         output = model(input_ids=flat.stream(prefix, ids), attention_mask=mask, position_ids=stream_positions,
                        flat_rows=flat, logits_to_keep=keep, use_cache=use_cache, **call)
     if flat.cache is not None:
-        for index, layer in enumerate(output[CACHE_FIELD].layers):
-            layer.keys, layer.values = flat.cache[index]
+        cache_as_laid(output, flat.cache)
     return output
 
 

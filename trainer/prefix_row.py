@@ -24,7 +24,7 @@ from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
 from trainer.attention_swap import attends_with_sdpa, attention_as
-from trainer.kv_cache import CACHE_FIELD
+from trainer.kv_cache import cache_as_laid
 from trainer.last_layer import feed_forward_at
 
 ATTENTION = "verity_prefix_row"
@@ -65,8 +65,7 @@ def prefix_row_forward(model, prefix: torch.Tensor, ids: torch.Tensor, mask: tor
                        position_ids=torch.cat([prefix_positions, positions]), prefix_row=row, logits_to_keep=keep,
                        use_cache=use_cache, **call)
     if row.joined is not None:
-        for index, layer in enumerate(output[CACHE_FIELD].layers):
-            layer.keys, layer.values = row.joined[index]
+        cache_as_laid(output, row.joined)
     return output
 
 
