@@ -25,9 +25,7 @@ import torch
 from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
-from trainer.attention_swap import attention_as
-from trainer.kv_cache import cache_as_laid
-from trainer.last_layer import feed_forward_at
+from trainer.attention_swap import laid_out_pass
 from trainer.prefix_row import prefix_attention
 
 ATTENTION = "verity_flat_rows"
@@ -95,12 +93,8 @@ def flat_forward(model, flat: FlatRows, prefix: torch.Tensor, ids: torch.Tensor,
     head_dim], the prefix's first, zero at the padding."""
     flat = replace(flat, cache={} if use_cache else None)
     stream_positions = flat.stream(torch.arange(flat.shared, device=positions.device), positions)
-    with attention_as(model, ATTENTION), feed_forward_at(model, flat.stream_index(kept)) as keep:
-        output = model(input_ids=flat.stream(prefix, ids), attention_mask=mask, position_ids=stream_positions,
-                       flat_rows=flat, logits_to_keep=keep, use_cache=use_cache, **call)
-    if flat.cache is not None:
-        cache_as_laid(output, flat.cache)
-    return output
+    return laid_out_pass(model, ATTENTION, flat.stream_index(kept), flat.cache, input_ids=flat.stream(prefix, ids),
+                         attention_mask=mask, position_ids=stream_positions, flat_rows=flat, **call)
 
 
 def flat_rows_attention(module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,

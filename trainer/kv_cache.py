@@ -1,5 +1,4 @@
-"""The name of the KV cache in transformers' model outputs and forward arguments, which changed in 5.x; and the cache
-of a pass whose attention laid out each layer's keys and values itself."""
+"""The name of the KV cache in transformers' model outputs and forward arguments, which changed in 5.x."""
 
 from __future__ import annotations
 
@@ -15,9 +14,3 @@ def _cache_field() -> str:
 
 CACHE_FIELD = _cache_field()
 
-
-def cache_as_laid(output, laid: dict[int, tuple]) -> None:
-    """The model `output`'s cache given each layer's keys and values as the pass's attention laid them out
-    (`laid`: by layer index), in place of those the model's layers wrote into it."""
-    for index, layer in enumerate(output[CACHE_FIELD].layers):
-        layer.keys, layer.values = laid[index]

@@ -23,9 +23,7 @@ import torch
 from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
-from trainer.attention_swap import attends_with_sdpa, attention_as
-from trainer.kv_cache import cache_as_laid
-from trainer.last_layer import feed_forward_at
+from trainer.attention_swap import attends_with_sdpa, laid_out_pass
 
 ATTENTION = "verity_prefix_row"
 
@@ -60,13 +58,9 @@ def prefix_row_forward(model, prefix: torch.Tensor, ids: torch.Tensor, mask: tor
     prefix_ids[0, :shared] = prefix
     prefix_positions = torch.arange(columns, device=ids.device).clamp(max=shared - 1).unsqueeze(0)
     row = PrefixRow(shared, {} if use_cache else None)
-    with attention_as(model, ATTENTION), feed_forward_at(model, logits_to_keep) as keep:
-        output = model(input_ids=torch.cat([prefix_ids, ids]), attention_mask=mask,
-                       position_ids=torch.cat([prefix_positions, positions]), prefix_row=row, logits_to_keep=keep,
-                       use_cache=use_cache, **call)
-    if row.joined is not None:
-        cache_as_laid(output, row.joined)
-    return output
+    return laid_out_pass(model, ATTENTION, logits_to_keep, row.joined, input_ids=torch.cat([prefix_ids, ids]),
+                         attention_mask=mask, position_ids=torch.cat([prefix_positions, positions]), prefix_row=row,
+                         **call)
 
 
 def prefix_row_attention(module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
