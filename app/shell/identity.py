@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from uuid import UUID
 
+import anyio
 from litestar.connection import ASGIConnection
 from litestar.exceptions import NotAuthorizedException
 
@@ -136,3 +137,13 @@ def session_of(account: Any, org_id: UUID) -> dict[str, Any]:
 def provide_identity(request: ASGIConnection[Any, Any, Any, Any], verity: Verity) -> Identity:
     known = request.scope.get("state", {}).get("identity")
     return known if isinstance(known, Identity) else authenticate(request, verity)
+
+
+async def identity_dependency(request: ASGIConnection[Any, Any, Any, Any], verity: Verity) -> Identity:
+    """`provide_identity` for the app's handlers: the guard's answer, kept on the request, without a trip to a worker
+    thread and back (every signed-in request); only a public route that asks for an identity authenticates, in a
+    worker thread, since that reads the event store."""
+    known = request.scope.get("state", {}).get("identity")
+    if isinstance(known, Identity):
+        return known
+    return await anyio.to_thread.run_sync(authenticate, request, verity)
