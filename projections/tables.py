@@ -192,7 +192,11 @@ class SqlTx:
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         self.cursor.execute(sql, params)
-        return [_as_dict(self.cursor, row) for row in self.cursor.fetchall()]
+        rows = self.cursor.fetchall()
+        if rows and isinstance(rows[0], dict):  # PostgreSQL's cursor reads dicts already
+            return [dict(row) for row in rows]
+        names = [description[0] for description in self.cursor.description]  # once, not once per row
+        return [dict(zip(names, row, strict=True)) for row in rows]
 
     def count(self, table: str, where: Row) -> int:
         condition = " AND ".join(self._equal(where)) or "TRUE"

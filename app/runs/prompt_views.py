@@ -101,14 +101,27 @@ class _Sorted:
 
     def changed(self, key: Callable[[PromptHistoryRow], Any], removed: list[PromptHistoryRow],
                 added: list[PromptHistoryRow]) -> _Sorted:
-        """This order without the `removed` histories and with the `added` ones, in new lists."""
+        """This order without the `removed` histories and with the `added` ones, in new lists. An added history
+        whose key a removed one had takes its place; the others move (by prompt number, every history drawn again
+        keeps its place: once a run has drawn all its prompts, each round's are all such)."""
         keys, rows = list(self.keys), list(self.rows)
+        added_keys = [key(history) for history in added]
+        stays = set(added_keys)
+        moved = []
         for history in removed:
-            place = bisect_left(keys, key(history))
-            del keys[place], rows[place]
-        for history in added:
-            place = bisect_left(keys, (k := key(history)))
-            keys.insert(place, k)
+            old = key(history)
+            if old not in stays:
+                place = bisect_left(keys, old)
+                del keys[place], rows[place]
+        for history, new in zip(added, added_keys, strict=True):
+            place = bisect_left(keys, new)
+            if place < len(keys) and keys[place] == new:
+                rows[place] = history
+            else:
+                moved.append((new, history))
+        for new, history in moved:
+            place = bisect_left(keys, new)
+            keys.insert(place, new)
             rows.insert(place, history)
         return _Sorted(keys, rows)
 
