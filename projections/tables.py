@@ -133,7 +133,7 @@ class SqlTx:
     def get(self, table: str, key: Row) -> Row | None:
         self.cursor.execute(f"SELECT * FROM {table} WHERE {' AND '.join(self._equal(key))}", key)
         row = self.cursor.fetchone()
-        return _as_dict(self.cursor, row) if row is not None else None
+        return _as_dicts(self.cursor, [row])[0] if row is not None else None
 
     peek = get  # a row read from the database is a new dict already
 
@@ -192,11 +192,7 @@ class SqlTx:
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         self.cursor.execute(sql, params)
-        rows = self.cursor.fetchall()
-        if rows and isinstance(rows[0], dict):  # PostgreSQL's cursor reads dicts already
-            return [dict(row) for row in rows]
-        names = [description[0] for description in self.cursor.description]  # once, not once per row
-        return [dict(zip(names, row, strict=True)) for row in rows]
+        return _as_dicts(self.cursor, self.cursor.fetchall())
 
     def count(self, table: str, where: Row) -> int:
         condition = " AND ".join(self._equal(where)) or "TRUE"
@@ -215,10 +211,12 @@ def _on_conflict(table: str, columns: Sequence[str]) -> str:
     return f"ON CONFLICT ({', '.join(keys)}) " + (f"DO UPDATE SET {updates}" if updates else "DO NOTHING")
 
 
-def _as_dict(cursor: Any, row: Any) -> Row:
-    if isinstance(row, dict):
-        return dict(row)
-    return {description[0]: value for description, value in zip(cursor.description, row, strict=True)}
+def _as_dicts(cursor: Any, rows: list[Any]) -> list[Row]:
+    """The rows a cursor read, each as a dict of its columns (the columns named once, not once per row)."""
+    if rows and isinstance(rows[0], dict):
+        return [dict(row) for row in rows]
+    names = [description[0] for description in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in rows]
 
 
 class SqlTables:

@@ -106,23 +106,18 @@ class _Sorted:
         keeps its place: once a run has drawn all its prompts, each round's are all such)."""
         keys, rows = list(self.keys), list(self.rows)
         added_keys = [key(history) for history in added]
-        stays = set(added_keys)
-        moved = []
+        staying = set(added_keys)
         for history in removed:
-            old = key(history)
-            if old not in stays:
+            if (old := key(history)) not in staying:
                 place = bisect_left(keys, old)
                 del keys[place], rows[place]
         for history, new in zip(added, added_keys, strict=True):
             place = bisect_left(keys, new)
-            if place < len(keys) and keys[place] == new:
+            if place < len(keys) and keys[place] == new:  # a removed one's place: every key is one prompt's
                 rows[place] = history
             else:
-                moved.append((new, history))
-        for new, history in moved:
-            place = bisect_left(keys, new)
-            keys.insert(place, new)
-            rows.insert(place, history)
+                keys.insert(place, new)
+                rows.insert(place, history)
         return _Sorted(keys, rows)
 
 

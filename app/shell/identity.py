@@ -135,15 +135,17 @@ def session_of(account: Any, org_id: UUID) -> dict[str, Any]:
 
 
 def provide_identity(request: ASGIConnection[Any, Any, Any, Any], verity: Verity) -> Identity:
-    known = request.scope.get("state", {}).get("identity")
-    return known if isinstance(known, Identity) else authenticate(request, verity)
+    return _guards_answer(request) or authenticate(request, verity)
 
 
 async def identity_dependency(request: ASGIConnection[Any, Any, Any, Any], verity: Verity) -> Identity:
-    """`provide_identity` for the app's handlers: the guard's answer, kept on the request, without a trip to a worker
-    thread and back (every signed-in request); only a public route that asks for an identity authenticates, in a
-    worker thread, since that reads the event store."""
+    """`provide_identity` for the app's handlers: the guard's answer without a trip to a worker thread and back
+    (every signed-in request); only a public route that asks for an identity authenticates, in a worker thread,
+    since that reads the event store."""
+    return _guards_answer(request) or await anyio.to_thread.run_sync(authenticate, request, verity)
+
+
+def _guards_answer(request: ASGIConnection[Any, Any, Any, Any]) -> Identity | None:
+    """The identity the app-wide guard (app/auth/guard.py) worked out and kept on the request, if it did."""
     known = request.scope.get("state", {}).get("identity")
-    if isinstance(known, Identity):
-        return known
-    return await anyio.to_thread.run_sync(authenticate, request, verity)
+    return known if isinstance(known, Identity) else None
