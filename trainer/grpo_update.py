@@ -122,9 +122,11 @@ def kept_answers(scored: ScoredRound, learn_from: torch.Tensor, advantages: torc
     """
     lengths = torch.tensor([len(a.token_ids) for group in scored.answers for a in group])  # [answers]
     weights = token_weights(loss_type, lengths, max_answer_tokens).view(len(scored.answers), -1)  # [prompts, answers]
+    # as Python numbers at once: indexing the tensors answer by answer cost a few hundred tensor operations a round
+    advantage_of, weight_of, learning = advantages.tolist(), weights.tolist(), learn_from.tolist()
     return [
-        KeptAnswer(p, answer.token_ids, float(advantages[p, j]), float(weights[p, j]))
-        for p in range(len(scored.answers)) if learn_from[p]
+        KeptAnswer(p, answer.token_ids, advantage_of[p][j], weight_of[p][j])
+        for p in range(len(scored.answers)) if learning[p]
         for j, answer in enumerate(scored.answers[p])
     ]
 

@@ -23,11 +23,12 @@ def rollout_key(run_id: str, round_number: int) -> str:
 def rollout_lines(rows: list[Row], scored: ScoredRound) -> str:
     """Each line: the prompt, its reference, and every answer with its reward, cut off, failure and token length."""
     lines = []
+    rewards = scored.rewards.tolist()  # as Python numbers at once, not a tensor read per answer
     for p, row in enumerate(rows):
         answers = [
             {
                 "answer": scored.texts[p][j],
-                "reward": float(scored.rewards[p, j]),
+                "reward": rewards[p][j],
                 "cut_off": answer.cut_off,
                 "failure": scored.failures[p][j],
                 "tokens": len(answer.token_ids),

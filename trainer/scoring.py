@@ -73,7 +73,7 @@ class ScoredRound:
 def score_answers(tokenizer, grader: Grader, answers: list[list[SampledAnswer]], references: list[str]):
     """Score every answer; a cut-off answer scores 0 and is not graded. → ScoredRound (rewards [prompts, answers])."""
     texts = [[answer_text(tokenizer, a.token_ids) for a in group] for group in answers]
-    rewards = torch.zeros(len(answers), len(answers[0]) if answers else 0)  # [prompts, answers]
+    rewards = [[0.0] * len(group) for group in answers]  # a tensor at the end: one, not one write per answer
     failures: list[list[str | None]] = [[None] * len(group) for group in answers]
     correct: list[list[float | None]] = [[None] * len(group) for group in answers]
     to_grade = [(p, j) for p, group in enumerate(answers) for j, a in enumerate(group) if not a.cut_off]
@@ -81,15 +81,18 @@ def score_answers(tokenizer, grader: Grader, answers: list[list[SampledAnswer]],
     scores, answer_seconds = _timed_scores(grader, batches_before is not None, to_grade, texts, references)
     batches_after = _sandbox_batches(grader)
     for (p, j), score in zip(to_grade, scores, strict=True):
-        rewards[p, j] = reward_of(score)
+        rewards[p][j] = reward_of(score)
         failures[p][j] = score.failure
         if "correct" in score.parts:
             correct[p][j] = 0.0 if score.failure else float(score.parts["correct"])
     ran = None
     if batches_before is not None and batches_after is not None:
         ran = dict(sorted((batches_after - batches_before).items()))
-    return ScoredRound(indices=[], answers=answers, texts=texts, rewards=rewards, failures=failures,
-                       graded=len(to_grade), correct=correct, sandbox_batches=ran, answer_seconds=answer_seconds)
+    shape = (len(answers), len(answers[0]) if answers else 0)  # [prompts, answers]
+    return ScoredRound(indices=[], answers=answers, texts=texts,
+                       rewards=torch.tensor(rewards, dtype=torch.get_default_dtype()).reshape(shape),
+                       failures=failures, graded=len(to_grade), correct=correct, sandbox_batches=ran,
+                       answer_seconds=answer_seconds)
 
 
 def _timed_scores(grader: Grader, sandboxed: bool, to_grade: list[tuple[int, int]], texts: list[list[str]],
