@@ -113,7 +113,9 @@ def page(seeded: Seeded):
 
 def _change(page, selector: str, value: str) -> None:
     """Choose an option and wait until the console's answer is drawn: htmx swaps the parts it redraws out of band
-    before it replaces the Training Summary, so the old summary leaving the page says everything is in place."""
+    before it replaces the Training Summary, so the old summary leaving the page says everything is in place. A
+    field typed into with `page.fill` sends its own change when the choice takes the focus from it, and its answer
+    could be taken for the choice's: type with `_type`, which waits for that answer."""
     drawn = page.locator("#training-summary").element_handle()
     with page.expect_response(lambda response: response.url.endswith("/runs/summary")):
         page.select_option(selector, value)
@@ -148,7 +150,7 @@ def test_the_baselines_reward_is_chosen_in_the_form_and_saved(seeded: Seeded, pa
     from playwright.sync_api import expect
 
     page.goto(f"{seeded.url}/runs/new")
-    page.fill("#input-name", "from the baseline")
+    _type(page, "#input-name", "from the baseline")
     _change(page, "#input-dataset_version", seeded.version)
     expect(page.locator(f"#input-baseline option[value='{seeded.baseline}']")).to_have_count(1)
     _change(page, "#input-baseline", seeded.baseline)
@@ -192,7 +194,7 @@ def test_sft_shows_only_its_own_fields_saves_its_defaults_and_confirms_in_epochs
     expect(page.locator("#field-rounds")).to_be_visible()
     page.screenshot(path=str(ARTIFACTS / "configure-rl.png"), full_page=True)
 
-    page.fill("#input-name", "sft on speeds")
+    _type(page, "#input-name", "sft on speeds")
     _change(page, "#input-objective", "sft")
     for rl_only in ("#field-rounds", "#field-prompts_per_round", "#field-answers_per_prompt",
                     "#field-max_answer_tokens", "#section-reward", "#field-baseline", "#field-loss_type",
@@ -251,7 +253,7 @@ def test_start_from_locks_the_adapter_to_the_source_and_the_run_names_it(seeded:
     from playwright.sync_api import expect
 
     page.goto(f"{seeded.url}/runs/new")
-    page.fill("#input-name", "continued")
+    _type(page, "#input-name", "continued")
     _change(page, "#input-start_run", seeded.source)
     for name, value in (("lora_rank", "8"), ("lora_alpha", "16")):
         expect(page.locator(f"#input-{name}")).to_have_value(value)
@@ -274,7 +276,7 @@ def test_a_trial_and_a_custom_reward_show_the_numbers_they_will_use(seeded: Seed
     from playwright.sync_api import expect
 
     page.goto(f"{seeded.url}/runs/new")
-    page.fill("#input-name", "years, tried")
+    _type(page, "#input-name", "years, tried")
     _change(page, "#input-kind", "trial")
     expect(page.locator("#input-prompts_per_round")).to_have_value("16")  # the Demo project's own number
     _change(page, "#input-reward_preset", "qa")
@@ -291,7 +293,7 @@ def test_rl_epochs_the_clip_range_and_the_gradient_norm_are_advanced_settings(se
     from playwright.sync_api import expect
 
     page.goto(f"{seeded.url}/runs/new")
-    page.fill("#input-name", "two passes a round")
+    _type(page, "#input-name", "two passes a round")
     for name, default in (("rl_epochs", "1"), ("clip_low", "0.2"), ("clip_high", "0.2"), ("max_grad_norm", "1")):
         expect(page.locator(f"#field-{name}")).to_be_visible()
         expect(page.locator(f"#input-{name}")).to_have_value(default)
