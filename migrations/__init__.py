@@ -10,7 +10,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from projections.tables import PostgresTables, SqliteTables, SqlTx, open_tables
+from projections.sql_tables import PostgresTables, SqliteTables, open_tables
+from projections.tables import SqlTx
 
 MIGRATIONS_DIR = Path(__file__).parent
 CREATE_MIGRATIONS_TABLE = (

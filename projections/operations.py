@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domain.rewards.types import BATCH_OUTCOMES, FAILURE_KINDS, SCORED_BATCH
-from projections.tables import SqlTables
+from projections.sql_tables import SqlTables
 
 PHASES = ("sampling", "grading", "update", "validation")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from migrations import apply_to
 from projections.runner import ProjectionRunner
+from projections.sql_tables import PostgresTables, open_tables
 from projections.store import TableReadModels
-from projections.tables import PostgresTables, open_tables
 from verity.config import Settings
 
 

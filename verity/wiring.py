@@ -10,8 +10,8 @@ from domain.actors import Actor
 from domain.application import Verity
 from domain.organizations import Organization, Project
 from migrations import MIGRATION_LOCK, apply_to
+from projections.sql_tables import open_tables
 from projections.store import TableReadModels
-from projections.tables import open_tables
 from verity.config import Settings
 from verity.storage import open_storage, reference_reader
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from projections.rebuild import rebuild_all
+from projections.sql_tables import open_tables
 from projections.store import TableReadModels
-from projections.tables import open_tables
 
 if TYPE_CHECKING:
     from conftest import Site

@@ -14,7 +14,7 @@ import pytest
 
 from jobs.ledger import Ledger
 from migrations import apply_migrations, migration_files
-from projections.tables import PostgresTables, open_tables
+from projections.sql_tables import PostgresTables, open_tables
 from verity.config import Settings
 
 # The table as jobs/ledger.py made it before the migration did.

@@ -8,7 +8,7 @@ from dataclasses import replace
 import migrations
 from domain.runs import messages
 from migrations import apply_migrations
-from projections.tables import open_tables
+from projections.sql_tables import open_tables
 from verity.config import Settings
 from verity.wiring import build_read_models
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 
-from projections.tables import WRITER_CACHE_KIB, SqliteTables
+from projections.sql_tables import WRITER_CACHE_KIB, SqliteTables
 from verity.config import Settings
 from verity.wiring import build_read_models
 
