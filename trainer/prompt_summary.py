@@ -28,9 +28,9 @@ def prompt_summary(scored: ScoredRound) -> dict[str, Any]:
     rewards = scored.rewards  # [prompts, answers]
     return {
         "index": list(scored.indices),
-        "mean": [round(float(m), 4) for m in rewards.mean(dim=1)],
-        "passed": [int(n) for n in (rewards >= PASSING_SCORE).sum(dim=1)],
-        "taught": [bool(v) for v in varied_groups(rewards)],
+        "mean": [round(m, 4) for m in rewards.mean(dim=1).tolist()],  # each list read at once, not by element
+        "passed": (rewards >= PASSING_SCORE).sum(dim=1).tolist(),
+        "taught": varied_groups(rewards).tolist(),
         "tokens": [sum(len(a.token_ids) for a in group) for group in scored.answers],
         "answers": int(rewards.shape[1]),
     }

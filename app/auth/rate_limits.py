@@ -25,8 +25,8 @@ API_STORE = "api_rate_limit"
 API_REQUESTS_PER_MINUTE = "api_requests_per_minute"  # the app state's key: the limit, for the refusal's words
 
 
-def _is_api_call_with_token(request: Request[Any, Any, Any]) -> bool:
-    return request.url.path.startswith("/api/") and bearer_token(request) is not None
+def _with_token(request: Request[Any, Any, Any]) -> bool:
+    return bearer_token(request) is not None
 
 
 def _token_key(request: Request[Any, Any, Any]) -> str:
@@ -34,9 +34,10 @@ def _token_key(request: Request[Any, Any, Any]) -> str:
 
 
 def api_rate_limit(per_minute: int) -> RateLimitConfig:
-    """At most `per_minute` API requests a minute for each token (a session's browser is not limited here)."""
+    """At most `per_minute` API requests a minute for each token (a session's browser is not limited here): the
+    limit of the /api router (app/factory.py), so it sees API requests alone."""
     return RateLimitConfig(
-        rate_limit=("minute", per_minute), check_throttle_handler=_is_api_call_with_token,
+        rate_limit=("minute", per_minute), check_throttle_handler=_with_token,
         identifier_for_request=_token_key, store=API_STORE,
     )
 
