@@ -15,7 +15,10 @@ from typing import Any
 
 from projections.rows import RoundRow, RunDetail, TimelineEntry
 
-ROUND_COLUMNS = [f.name for f in fields(RoundRow) if f.name not in ("run_id",)]
+_ROUND_FIELDS = [f.name for f in fields(RoundRow) if f.name not in ("run_id",)]
+# every field of the round, and its log line (written from them when read) where it always stood: before scored_at
+ROUND_COLUMNS = [*_ROUND_FIELDS[:_ROUND_FIELDS.index("scored_at")], "log_line",
+                 *_ROUND_FIELDS[_ROUND_FIELDS.index("scored_at"):]]
 EVENT_COLUMNS = [f.name for f in fields(TimelineEntry)]
 
 
@@ -34,7 +37,12 @@ def _csv(columns: list[str], rows: list[dict[str, Any]]) -> str:
 
 def rounds_csv(rounds: list[RoundRow]) -> str:
     """One line per round, oldest first, every field of the round log line."""
-    return _csv(ROUND_COLUMNS, [asdict(r) for r in sorted(rounds, key=lambda r: r.round_number)])
+    return _csv(ROUND_COLUMNS, _round_dicts(rounds))
+
+
+def _round_dicts(rounds: list[RoundRow]) -> list[dict[str, Any]]:
+    """Each round's fields and its log line, oldest first."""
+    return [{**asdict(r), "log_line": r.log_line} for r in sorted(rounds, key=lambda r: r.round_number)]
 
 
 def events_csv(timeline: list[TimelineEntry]) -> str:
@@ -48,7 +56,7 @@ def _jsonable(value: Any) -> Any:
 def history_json(run: RunDetail, rounds: list[RoundRow], timeline: list[TimelineEntry]) -> dict[str, Any]:
     return {
         "run": _jsonable(asdict(run)),
-        "rounds": _jsonable([asdict(r) for r in sorted(rounds, key=lambda r: r.round_number)]),
+        "rounds": _jsonable(_round_dicts(rounds)),
         "events": _jsonable([asdict(e) for e in timeline]),
     }
 

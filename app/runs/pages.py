@@ -236,7 +236,8 @@ def _run_page(
     query = PromptQuery.of(request.query_params) if part == "prompts" else None
 
     def context_of() -> dict[str, Any]:
-        context = run_page_context(read_models, identity, run, tab=tab, show_all=show_all)
+        context = run_page_context(read_models, identity, run, tab=tab, show_all=show_all,
+                                   part=part if fragment else None)
         if part == "overview":
             context.update(samples_context(read_models, identity, run, storage, None))
         if query is not None:

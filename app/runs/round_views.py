@@ -123,6 +123,7 @@ class KeptByRunState(Generic[T]):
         return self._by_state.get((*run_key, stamp), make)
 
 
+
 _round_views: KeptByRunState[RoundViews] = KeptByRunState()
 
 
@@ -130,6 +131,37 @@ def round_views(read_models: Any, org_id: UUID, run_id: UUID, stamp: str) -> Rou
     """The run's rounds (newest first, as the read model gives them) and their drawings, at the state `stamp`."""
     return _round_views.get(read_models, org_id, run_id, stamp,
                             lambda before: views_since(read_models, org_id, run_id, before))
+
+
+@dataclass(frozen=True)
+class TrainedTime:
+    """The rounds a run trained (all but round 0) and the seconds they took, up to its round `newest`."""
+
+    newest: int
+    rounds: int
+    seconds: float
+
+
+_trained_times: KeptByRunState[TrainedTime] = KeptByRunState()
+
+
+def trained_time(read_models: Any, org_id: UUID, run_id: UUID, stamp: str, views: RoundViews) -> tuple[int, float]:
+    """The rounds trained so far and their seconds (Time left): from `views` where the part read the rounds, else
+    from the rounds' seconds alone, read once and then only those of the rounds since (the status line draws
+    nothing else from the rounds, and a 1,000-round run's rounds take 15 ms to read in full)."""
+    if views is not NO_ROUNDS:
+        return views.trained_rounds, views.trained_seconds
+
+    def since(before: TrainedTime | None) -> TrainedTime:
+        after = before.newest if before is not None else None
+        arrived = [(number, seconds) for number, seconds in read_models.round_seconds(org_id, run_id, after)
+                   if number >= 1]
+        earlier = before or TrainedTime(-1, 0, 0.0)
+        return TrainedTime(max([earlier.newest, *(number for number, _ in arrived)]), earlier.rounds + len(arrived),
+                           earlier.seconds + sum(seconds for _, seconds in arrived))
+
+    time = _trained_times.get(read_models, org_id, run_id, stamp, since)
+    return time.rounds, time.seconds
 
 
 def views_since(read_models: Any, org_id: UUID, run_id: UUID, before: RoundViews | None) -> RoundViews:

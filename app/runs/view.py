@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from app.runs.progress import progress_of
-from app.runs.round_views import NO_ROUNDS, RoundViews, round_views
+from app.runs.round_views import NO_ROUNDS, round_views, trained_time
 from app.runs.steps import loss_chart, objective_of
 from app.shell.identity import Identity
 from domain.runs import objectives
@@ -41,13 +42,22 @@ LOG_LINES_SHOWN = 50
 TIMELINE_SHOWN = 100
 
 
+# The Overview's parts that show nothing drawn from the rounds: they read none (the process's first viewer of a
+# 1,000-round run would read them all for the status line's Time left, which needs two sums)
+PARTS_WITHOUT_ROUNDS = ("status", "summary")
+PARTS_WITH_TIME_LEFT = (None, "status")  # the status line, on its own or in a whole page (of any tab)
+
+
 def run_page_context(
-    read_models: ReadModels, identity: Identity, run: RunDetail, *, tab: str, show_all: bool = False
+    read_models: ReadModels, identity: Identity, run: RunDetail, *, tab: str, show_all: bool = False,
+    part: str | None = None,
 ) -> dict[str, Any]:
-    """`show_all`: the part asked for shows every row (its reader chose Show all), not only the newest."""
+    """`part`: the one part drawn (None: a whole page, on any tab). `show_all`: the part shows every row (its reader
+    chose Show all), not only the newest."""
     # what is drawn from the rounds is built when a part shows it, not for every part (app/runs/round_views.py)
     state = stamp(run)
-    views = round_views(read_models, identity.organization_id, run.id, state) if tab == "overview" else NO_ROUNDS
+    drawn_from_rounds = tab == "overview" and part not in PARTS_WITHOUT_ROUNDS
+    views = round_views(read_models, identity.organization_id, run.id, state) if drawn_from_rounds else NO_ROUNDS
     rounds = views.rounds
     # the Timeline tab reads only the events it shows (the newest, unless Show all), and counts the others
     timeline_length = read_models.timeline_length(identity.organization_id, run.id) if tab == "timeline" else 0
@@ -82,7 +92,9 @@ def run_page_context(
         "score_against_baseline": can_score_against_baseline(run),
         "refusal": None,  # a launch or retry refused: the words, shown beside the run's actions
         "plan_refused": False,  # ... by the plan: with Upgrade, or See plans (templates/auth/plan_notice.html)
-        "time_left": time_left(run, views) if objective == "rl" else steps_time_left(run, steps_for_status),
+        "time_left": "" if part not in PARTS_WITH_TIME_LEFT else time_left(
+            run, lambda: trained_time(read_models, identity.organization_id, run.id, state, views)
+        ) if objective == "rl" else steps_time_left(run, steps_for_status),
         "launch_confirmation": launch_confirmation(run),
         "views": views,
         "trained": views.trained,
@@ -144,14 +156,15 @@ def duration(seconds: float) -> str:
     return f"{hours} h {rest // 60} min" if hours else f"{max(round(rest / 60), 1)} min"
 
 
-def time_left(run: RunDetail, views: RoundViews) -> str:
-    """Time left (est.): the mean time of the rounds trained so far, times the rounds still to go."""
+def time_left(run: RunDetail, trained: Callable[[], tuple[int, float]]) -> str:
+    """Time left (est.): the mean time of the rounds trained so far (`trained`: how many, and their seconds; asked
+    only while the run trains), times the rounds still to go."""
     if run.state not in ("preparing", "training"):
         return ""
-    if not views.trained_rounds:
+    rounds, seconds = trained()
+    if not rounds:
         return "estimated once the first round is scored"
-    mean = views.trained_seconds / views.trained_rounds
-    return duration(mean * max(run.rounds_total - run.rounds_done, 0))
+    return duration(seconds / rounds * max(run.rounds_total - run.rounds_done, 0))
 
 
 def steps_time_left(run: RunDetail, steps: list[StepRow]) -> str:

@@ -25,7 +25,7 @@ def rounds(count: int, seed: int) -> list[RoundRow]:
         made.append(RoundRow(
             run_id=None, round_number=number, rounds_total=count, metric_failures=0, updated=number > 0,  # type: ignore[arg-type]
             validation_reward=rng.random(), best_round=0, sampling_seconds=rng.uniform(1, 9), grading_seconds=0.5,
-            update_seconds=rng.uniform(1, 9), validation_seconds=1.0, peak_memory_bytes=None, log_line="",
+            update_seconds=rng.uniform(1, 9), validation_seconds=1.0, peak_memory_bytes=None,
             scored_at="", **figures))
     return made
 

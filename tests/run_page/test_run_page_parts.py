@@ -59,6 +59,9 @@ def test_a_finished_run_gives_its_history_and_offers_merge_and_a_new_run_from_it
         assert action in html
     rounds = list(csv.DictReader(io.StringIO(page.client.get(f"/runs/{run_id}/rounds.csv").text)))
     assert [r["round_number"] for r in rounds] == ["0", "1", "2"] and rounds[2]["accuracy"] == "0.55"
+    assert list(rounds[2])[list(rounds[2]).index("log_line") + 1] == "scored_at"  # the columns' order is kept
+    assert rounds[2]["log_line"].startswith("Round 2 of 2: reward ") and rounds[0]["log_line"].startswith("Round 0 ")
+    assert history_rounds_lines(page, run_id) == [r["log_line"] for r in rounds]
     events = page.client.get(f"/runs/{run_id}/events.csv").text.splitlines()
     assert events[0].startswith("position,time,actor_kind") and len(events) == 1 + 9
     history = page.client.get(f"/runs/{run_id}/history.json")
@@ -329,3 +332,7 @@ def test_a_part_drawn_once_for_a_state_is_drawn_for_each_role(page: Page) -> Non
     assert ">Cancel run<" in owners and 'class="role-note"' not in owners
     assert ">Cancel run<" not in viewers and 'class="role-note"' in viewers
     assert page.client.get(f"/runs/{run_id}/status", headers=HTMX).text == owners
+
+
+def history_rounds_lines(page: Page, run_id: UUID) -> list[str]:
+    return [r["log_line"] for r in page.client.get(f"/runs/{run_id}/history.json").json()["rounds"]]

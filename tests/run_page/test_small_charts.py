@@ -12,7 +12,7 @@ from projections.rows import RoundRow
 def rows(count: int) -> list[RoundRow]:
     results = [scored_round(n, 0.3, TINY_MODEL_ROUND, reward=0.4, signal=0.5 + n / 100, cut_off=0.02 * n,
                             token_entropy=0.9, mean_answer_tokens=4.0) for n in range(count)]
-    return [RoundRow(run_id=None, rounds_total=count, best_round=0, log_line="", scored_at="",  # type: ignore[arg-type]
+    return [RoundRow(run_id=None, rounds_total=count, best_round=0, scored_at="",  # type: ignore[arg-type]
                      **{k: v for k, v in r.to_dict().items() if k in RoundRow.__dataclass_fields__}) for r in results]
 
 

@@ -89,7 +89,7 @@ def test_the_rounds_csv_has_the_grading_seconds_columns(tmp_path) -> None:
         run_id=uuid4(), round_number=1, rounds_total=2, reward=0.4, signal=0.5, cut_off=0.0, metric_failures=0,
         updated=True, loss=0.01, validation_reward=0.5, best_round=1, sampling_seconds=1.0, grading_seconds=1.0,
         update_seconds=1.0, validation_seconds=1.0, mean_answer_tokens=4.0, token_entropy=1.0, peak_memory_bytes=0,
-        log_line="Round 1 of 2", scored_at="2026-12-05T00:00:00+00:00", grading_seconds_median=0.0012,
+        scored_at="2026-12-05T00:00:00+00:00", grading_seconds_median=0.0012,
         grading_seconds_p95=0.0305,
     )
     (line,) = csv.DictReader(io.StringIO(rounds_csv([row])))
