@@ -3,11 +3,11 @@ cost of dead groups. A mixin of `TableReadModels` (projections/store.py), which 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from uuid import UUID
 
 from domain.runs.prompt_verdicts import DeadCost
-from projections.rows import read_row
+from projections.rows import frozen_from, read_row
 from projections.tables import Tables
 
 
@@ -63,6 +63,11 @@ class PromptCostRow:
     cost: DeadCost
 
 
+COST_COLUMNS = ("round_number", "prompts", "dead_groups", "too_easy", "too_hard", "sampling_seconds", "dead_seconds",
+                "tokens", "dead_tokens")  # a round's number, then DeadCost's fields in their order
+HISTORY_COLUMNS = tuple(f.name for f in fields(PromptHistoryRow))  # a long run's first viewer reads 4,000
+
+
 class PromptReads:
     tables: Tables  # provided by TableReadModels
 
@@ -70,8 +75,8 @@ class PromptReads:
         """Every prompt the run drew, by its index; only those drawn after `after_round` where given."""
         after = ("last_round", after_round) if after_round is not None else None
         rows = self.tables.select("prompt_histories", {"run_id": str(run_id), "org_id": str(org_id)},
-                                  order=[("prompt_index", False)], after=after)
-        return [read_row(PromptHistoryRow, r) for r in rows]
+                                  order=[("prompt_index", False)], after=after, columns=HISTORY_COLUMNS)
+        return [frozen_from(PromptHistoryRow, r) for r in rows]  # the columns are its fields, as they are
 
     def prompt_draws(
         self, org_id: UUID, run_id: UUID, prompt_index: int | None = None
@@ -90,12 +95,6 @@ class PromptReads:
         first; only the rounds after `after_round` where given."""
         after = ("round_number", after_round) if after_round is not None else None
         rows = self.tables.select("prompt_costs", {"run_id": str(run_id), "org_id": str(org_id)},
-                                  order=[("round_number", False)], after=after)
-        return [
-            PromptCostRow(r["round_number"], DeadCost(
-                groups=r["prompts"], dead_groups=r["dead_groups"], too_easy=r["too_easy"], too_hard=r["too_hard"],
-                seconds=r["sampling_seconds"], dead_seconds=r["dead_seconds"], tokens=r["tokens"],
-                dead_tokens=r["dead_tokens"],
-            ))
-            for r in rows
-        ]
+                                  order=[("round_number", False)], after=after, columns=COST_COLUMNS)
+        # DeadCost made by place, its fields in COST_COLUMNS' order: a long run's first viewer reads 1,000 rounds
+        return [PromptCostRow(r["round_number"], DeadCost(*(r[c] for c in COST_COLUMNS[1:]))) for r in rows]

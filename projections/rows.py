@@ -20,20 +20,21 @@ def read_row(row_class: type[RowT], row: Mapping[str, Any], **computed: Any) -> 
     """A frozen row from a table's row: each field from the column of its name, as its type reads it (a UUID from
     its text, an optional UUID None when empty, a bool from SQL's 0 or 1); `computed` fields are given instead. A
     column the row lacks leaves its field's default, and a column the class has no field for is not read."""
-    names, conversions = _readers(row_class)
+    names, conversions, at_once = _readers(row_class)
     # the columns as they are, then the few that need reading (a run page reads 1,000 rounds of ~30 columns each)
     values = {name: value for name, value in row.items() if name in names}
     for name, read in conversions:
         if name in values:
             values[name] = read(values[name])
     values.update(computed)
-    return row_class(**values)
+    # every field given: made at once (the Prompts tab's first viewer of a long run reads 4,000 histories)
+    return frozen_from(row_class, values) if at_once and len(values) == len(names) else row_class(**values)
 
 
 def frozen_from(row_class: type[RowT], values: dict[str, Any]) -> RowT:
     """A frozen row made from its fields' values all at once, where `values` names every field (a table's columns
-    read for them): a frozen dataclass's __init__ sets its fields one by one through object.__setattr__, 3 us for a
-    round's 30, and a run page reads a run's 1,000 rounds.
+    read for them) and the class has no __post_init__: a frozen dataclass's __init__ sets its fields one by one
+    through object.__setattr__, 3 us for a round's 30, and a run page reads a run's 1,000 rounds.
 
     >>> frozen_from(OrganizationRow, {"id": None, "name": "Acme", "plan": "team", "created_at": "2026"}) == (
     ...     OrganizationRow(None, "Acme", "team", "2026"))
@@ -45,11 +46,13 @@ def frozen_from(row_class: type[RowT], values: dict[str, Any]) -> RowT:
 
 
 @cache
-def _readers(row_class: type) -> tuple[frozenset[str], tuple[tuple[str, Callable[[Any], Any]], ...]]:
-    """The class's field names, and those whose column is read by a function (UUIDs, bools)."""
+def _readers(row_class: type) -> tuple[frozenset[str], tuple[tuple[str, Callable[[Any], Any]], ...], bool]:
+    """The class's field names, those whose column is read by a function (UUIDs, bools), and whether a row with
+    every field given may be made at once (frozen_from: the class checks nothing after its fields are set)."""
     hints = get_type_hints(row_class)
     readers = [(f.name, _reader(hints[f.name])) for f in fields(row_class)]
-    return frozenset(name for name, _ in readers), tuple((n, r) for n, r in readers if r is not _as_it_is)
+    return (frozenset(name for name, _ in readers), tuple((n, r) for n, r in readers if r is not _as_it_is),
+            not hasattr(row_class, "__post_init__"))
 
 
 def _as_it_is(value: Any) -> Any:
