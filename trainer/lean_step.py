@@ -11,7 +11,8 @@ decoder layers, the attention, the feed-forward network; Qwen2 and the others th
 equal, a variant does not), with a plain embedding, and, at the step, projections that are plain linear layers:
 `nn.Linear`, or trainer/merged_adapter.py's `MergedLinear` while the adapter is merged for sampling (an unmerged
 LoRA layer on a quantized base is not). The norms and the rotary embedding are called as the model has them
-(trainer/fused_norm.py's one-operation norm, whatever rotary scaling the config chose). The attention is
+(trainer/fused_norm.py's one-operation norm, whatever rotary scaling the config chose), the rotation applied with
+the same arithmetic in fewer operations (`_rotated`: the same bits). The attention is
 trainer/prompt_once.py's, as registered: the one the step would run through transformers.
 """
 
@@ -21,7 +22,6 @@ import torch
 import torch.nn.functional as F
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 from transformers.models.llama import modeling_llama as llama
-from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
 from trainer.merged_adapter import MergedLinear
 from trainer.prompt_once import ATTENTION as PROMPT_ONCE
@@ -70,6 +70,7 @@ class LeanStep:
         rows = tokens.shape[0]
         hidden = F.embedding(tokens, self.model.embed_tokens.weight).unsqueeze(1)  # [rows, 1, hidden]
         cos, sin = self.model.rotary_emb(hidden, position_ids=positions.unsqueeze(1))
+        cos, sin = cos.unsqueeze(1), _signed_halves(sin.unsqueeze(1))  # once a step, for every layer
         for layer in self.model.layers:
             attention, feed_forward = layer.self_attn, layer.mlp
             heads = (rows, 1, -1, attention.head_dim)
@@ -77,7 +78,7 @@ class LeanStep:
             query = _linear(attention.q_proj, normed).view(heads).transpose(1, 2)  # [rows, heads, 1, head_dim]
             key = _linear(attention.k_proj, normed).view(heads).transpose(1, 2)
             value = _linear(attention.v_proj, normed).view(heads).transpose(1, 2)
-            query, key = apply_rotary_pos_emb(query, key, cos, sin)
+            query, key = _rotated(query, cos, sin), _rotated(key, cos, sin)
             key, value = cache.update(key, value, attention.layer_idx)
             attended, _ = attend(attention, query, key, value, mask, dropout=0.0, scaling=attention.scaling,
                                  prompt_once=cache)
@@ -90,3 +91,17 @@ class LeanStep:
 
 def _linear(layer, x: torch.Tensor) -> torch.Tensor:
     return F.linear(x, layer.weight, layer.bias)
+
+
+def _signed_halves(sin: torch.Tensor) -> torch.Tensor:
+    """`sin` with its first half negated: what rotate_half's negation multiplies by (see `_rotated`)."""
+    half = sin.shape[-1] // 2
+    return torch.cat((-sin[..., :half], sin[..., half:]), dim=-1)
+
+
+def _rotated(x: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -> torch.Tensor:
+    """Llama's rotary embedding, x * cos + rotate_half(x) * sin, in four operations rather than seven: rotate_half
+    is the halves swapped with the first negated, and (-a) * b is -(a * b) exactly in floating point, so swapping
+    the halves (a roll by half) and multiplying by the sine with its first half negated gives the same bits. Per
+    layer and step of 144 answers of the tiny model, 65 -> 49 us."""
+    return x * cos + x.roll(x.shape[-1] // 2, dims=-1) * signed_sin
