@@ -43,7 +43,7 @@ def _json(value: str | None) -> Any:
 # The rounds table's columns a RoundRow reads: its fields as they are, and two read from JSON (the run's id is the
 # one asked for). A run page reads 1,000 rounds at once: one named list, each row made at once (rows.frozen_from).
 _ROUND_JSON = ("failures_by_kind", "sandbox_failed_batches")
-ROUND_COLUMNS = (*(f.name for f in fields(RoundRow) if f.name not in ("run_id", *_ROUND_JSON)),
+_ROUND_COLUMNS = (*(f.name for f in fields(RoundRow) if f.name not in ("run_id", *_ROUND_JSON)),
                  *(f"{name}_json" for name in _ROUND_JSON))
 
 
@@ -147,7 +147,7 @@ class RunReads:
         """The run's rounds, newest first; `after`: only those numbered above it."""
         rows = self.tables.select(
             "rounds", {"run_id": str(run_id), "org_id": str(org_id)}, order=[("round_number", True)],
-            after=("round_number", after) if after is not None else None, columns=ROUND_COLUMNS,
+            after=("round_number", after) if after is not None else None, columns=_ROUND_COLUMNS,
         )
         return [_round_row(run_id, r) for r in rows]
 

@@ -123,7 +123,6 @@ class KeptByRunState(Generic[T]):
         return self._by_state.get((*run_key, stamp), make)
 
 
-
 _round_views: KeptByRunState[RoundViews] = KeptByRunState()
 
 

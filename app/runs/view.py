@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.runs.progress import progress_of
-from app.runs.round_views import NO_ROUNDS, round_views, trained_time
+from app.runs.round_views import NO_ROUNDS, RoundViews, round_views, trained_time
 from app.runs.steps import loss_chart, objective_of
 from app.shell.identity import Identity
 from domain.runs import objectives
@@ -92,9 +92,8 @@ def run_page_context(
         "score_against_baseline": can_score_against_baseline(run),
         "refusal": None,  # a launch or retry refused: the words, shown beside the run's actions
         "plan_refused": False,  # ... by the plan: with Upgrade, or See plans (templates/auth/plan_notice.html)
-        "time_left": "" if part not in PARTS_WITH_TIME_LEFT else time_left(
-            run, lambda: trained_time(read_models, identity.organization_id, run.id, state, views)
-        ) if objective == "rl" else steps_time_left(run, steps_for_status),
+        "time_left": shown_time_left(read_models, run, objective, views, steps_for_status) if part in
+        PARTS_WITH_TIME_LEFT else "",
         "launch_confirmation": launch_confirmation(run),
         "views": views,
         "trained": views.trained,
@@ -154,6 +153,14 @@ def duration(seconds: float) -> str:
     """
     hours, rest = divmod(round(seconds), 3600)
     return f"{hours} h {rest // 60} min" if hours else f"{max(round(rest / 60), 1)} min"
+
+
+def shown_time_left(read_models: ReadModels, run: RunDetail, objective: str, views: RoundViews,
+                    steps: list[StepRow]) -> str:
+    """The status line's Time left (est.), in rounds for RL and in steps for SFT, DPO and Head."""
+    if objective != "rl":
+        return steps_time_left(run, steps)
+    return time_left(run, lambda: trained_time(read_models, run.org_id, run.id, stamp(run), views))
 
 
 def time_left(run: RunDetail, trained: Callable[[], tuple[int, float]]) -> str:
