@@ -33,8 +33,8 @@ def read_row(row_class: type[RowT], row: Mapping[str, Any], **computed: Any) -> 
 
 def frozen_from(row_class: type[RowT], values: dict[str, Any]) -> RowT:
     """A frozen row made from its fields' values all at once, where `values` names every field (a table's columns
-    read for them) and the class has no __post_init__: a frozen dataclass's __init__ sets its fields one by one
-    through object.__setattr__, 3 us for a round's 30, and a run page reads a run's 1,000 rounds.
+    read for them), the class has no __post_init__ and no __slots__: a frozen dataclass's __init__ sets its fields
+    one by one through object.__setattr__, 3 us for a round's 30, and a run page reads a run's 1,000 rounds.
 
     >>> frozen_from(OrganizationRow, {"id": None, "name": "Acme", "plan": "team", "created_at": "2026"}) == (
     ...     OrganizationRow(None, "Acme", "team", "2026"))
@@ -48,11 +48,12 @@ def frozen_from(row_class: type[RowT], values: dict[str, Any]) -> RowT:
 @cache
 def _readers(row_class: type) -> tuple[frozenset[str], tuple[tuple[str, Callable[[Any], Any]], ...], bool]:
     """The class's field names, those whose column is read by a function (UUIDs, bools), and whether a row with
-    every field given may be made at once (frozen_from: the class checks nothing after its fields are set)."""
+    every field given may be made at once (frozen_from: the class checks nothing after its fields are set, and its
+    rows keep their fields in a __dict__)."""
     hints = get_type_hints(row_class)
     readers = [(f.name, _reader(hints[f.name])) for f in fields(row_class)]
     return (frozenset(name for name, _ in readers), tuple((n, r) for n, r in readers if r is not _as_it_is),
-            not hasattr(row_class, "__post_init__"))
+            not hasattr(row_class, "__post_init__") and "__slots__" not in vars(row_class))
 
 
 def _as_it_is(value: Any) -> Any:
