@@ -197,6 +197,10 @@ class RunDetail:
         return self.state in ("queued", "preparing", "training", "saving_adapter")
 
 
+# A round's seconds, by part: what its `seconds` sums, and the columns a read of the rounds' time alone selects
+ROUND_SECONDS = ("sampling_seconds", "grading_seconds", "update_seconds", "validation_seconds")
+
+
 @dataclass(frozen=True)
 class RoundRow:
     run_id: UUID
@@ -231,6 +235,11 @@ class RoundRow:
     # grading seconds per answer over the round, median and 95th percentile (None before they were measured)
     grading_seconds_median: float | None = None
     grading_seconds_p95: float | None = None
+
+    @property
+    def seconds(self) -> float:
+        """The round's seconds: sampling, grading, update and validation, summed in that order."""
+        return sum(getattr(self, part) for part in ROUND_SECONDS)
 
     @cached_property
     def log_line(self) -> str:

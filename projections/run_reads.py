@@ -14,6 +14,7 @@ from domain.runs.run import RUNNING
 from domain.runs.run_settings import RunSettings
 from domain.storage_keys import rollout_key
 from projections.rows import (
+    ROUND_SECONDS,
     RolloutFileRow,
     RoundRow,
     RunDetail,
@@ -45,9 +46,6 @@ def _json(value: str | None) -> Any:
 _ROUND_JSON = ("failures_by_kind", "sandbox_failed_batches")
 _ROUND_COLUMNS = (*(f.name for f in fields(RoundRow) if f.name not in ("run_id", *_ROUND_JSON)),
                  *(f"{name}_json" for name in _ROUND_JSON))
-
-
-ROUND_SECONDS = ("sampling_seconds", "grading_seconds", "update_seconds", "validation_seconds")
 
 
 def _round_row(run_id: UUID, row: Row) -> RoundRow:
@@ -157,7 +155,7 @@ class RunReads:
         rows = self.tables.select("rounds", {"run_id": str(run_id), "org_id": str(org_id)},
                                   after=("round_number", after) if after is not None else None,
                                   columns=("round_number", *ROUND_SECONDS))
-        return [(row["round_number"], sum(row[column] for column in ROUND_SECONDS)) for row in rows]  # as RoundViews
+        return [(row["round_number"], sum(row[part] for part in ROUND_SECONDS)) for row in rows]  # as RoundRow.seconds
 
     def samples(self, org_id: UUID, run_id: UUID, newest: int | None = None) -> list[RolloutFileRow]:
         """The run's rollout files, newest first (only the `newest` ones where given): the trainer writes

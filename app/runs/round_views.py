@@ -12,7 +12,7 @@ of a new state reads only the rounds after those of the run's previous state, no
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Generic, TypeVar
@@ -44,8 +44,8 @@ class RoundViews:
            arrived: Sequence[RoundRow] = ()) -> RoundViews:
         """The views of `rounds` (all of them), or of `before`'s and the rounds `arrived` since (newest first)."""
         if before is None:
-            return cls(rounds, *_trained(rounds))
-        count, seconds = _trained(arrived)
+            return cls(rounds, *_trained((r.round_number, r.seconds) for r in rounds))
+        count, seconds = _trained((r.round_number, r.seconds) for r in arrived)
         oldest_first = arrived[::-1]
         if "points" in before.__dict__:  # worked out: the new state takes the arrived rounds' points to them
             earlier, pending = before.points, oldest_first
@@ -94,11 +94,10 @@ class RoundViews:
         return found if found is not None and found.round_number == number else None
 
 
-def _trained(rounds: Sequence[RoundRow]) -> tuple[int, float]:
-    """How many of the rounds trained (all but round 0), and the seconds those took."""
-    trained = [r for r in rounds if r.round_number >= 1]
-    return len(trained), sum(r.sampling_seconds + r.grading_seconds + r.update_seconds + r.validation_seconds
-                             for r in trained)
+def _trained(numbered_seconds: Iterable[tuple[int, float]]) -> tuple[int, float]:
+    """How many of the rounds (each its number and seconds) trained, all but round 0, and the seconds those took."""
+    trained = [seconds for number, seconds in numbered_seconds if number >= 1]
+    return len(trained), sum(trained)
 
 
 NO_ROUNDS = RoundViews([])  # a tab that shows no rounds (the timeline)
@@ -152,12 +151,11 @@ def trained_time(read_models: Any, org_id: UUID, run_id: UUID, stamp: str, views
         return views.trained_rounds, views.trained_seconds
 
     def since(before: TrainedTime | None) -> TrainedTime:
-        after = before.newest if before is not None else None
-        arrived = [(number, seconds) for number, seconds in read_models.round_seconds(org_id, run_id, after)
-                   if number >= 1]
         earlier = before or TrainedTime(-1, 0, 0.0)
-        return TrainedTime(max([earlier.newest, *(number for number, _ in arrived)]), earlier.rounds + len(arrived),
-                           earlier.seconds + sum(seconds for _, seconds in arrived))
+        arrived = read_models.round_seconds(org_id, run_id, earlier.newest if before is not None else None)
+        count, seconds = _trained(arrived)
+        return TrainedTime(max([earlier.newest, *(number for number, _ in arrived)]), earlier.rounds + count,
+                           earlier.seconds + seconds)
 
     time = _trained_times.get(read_models, org_id, run_id, stamp, since)
     return time.rounds, time.seconds
