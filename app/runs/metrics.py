@@ -5,8 +5,9 @@ Pure functions of the rounds (newest first, as the read model gives them); nothi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from projections.rows import RoundRow
@@ -119,27 +120,32 @@ def trends_of(accuracies: Sequence[float], rewards: Sequence[float]) -> list[Tre
     return [t for t in found if t is not None]
 
 
-def _percent(value: float | None) -> float | None:
-    return None if value is None else round(value * 100, 2)
-
-
-def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)
-
-
 @dataclass(frozen=True)
 class Line:
-    """A line of a chart: its name, its point for a round (None where the round has none), and its color."""
+    """A line of a chart: its name, the round's figure it draws (None where the round has none) in % where
+    `percent` says (to two places) and rounded to four places where `rounded` says, and its color."""
 
     name: str
-    point: Callable[[RoundRow], float | None]
+    field: str
     color: str
+    percent: bool = False
+    rounded: bool = True
+
+    def points(self, rounds: Sequence[RoundRow]) -> list[float | None]:
+        """The line's points of `rounds`, worked out a figure at a time over all of them: a 1,000-round run's
+        first viewer works out 13 lines of them (a function call per point cost it 6 ms)."""
+        values = list(map(attrgetter(self.field), rounds))
+        if self.percent:
+            values = [None if value is None else round(value * 100, 2) for value in values]
+        if self.rounded:
+            values = [None if value is None else round(value, 4) for value in values]
+        return values
 
 
 # 000's Reward chart: Reward and Validation by round, 0-100%; round 0 has Validation only
 REWARD_LINES = (
-    Line("Reward", lambda r: _percent(r.reward), "#2952cc"),
-    Line("Validation", lambda r: _percent(r.validation_reward), "#1a7f37"),
+    Line("Reward", "reward", "#2952cc", percent=True, rounded=False),
+    Line("Validation", "validation_reward", "#1a7f37", percent=True, rounded=False),
 )
 
 
@@ -156,7 +162,7 @@ def reward_chart_document(x: Any, ys: Sequence[Any]) -> dict[str, Any]:
 def reward_chart(rounds: Sequence[RoundRow]) -> dict[str, Any]:
     ordered = sorted(rounds, key=lambda r: r.round_number)
     return reward_chart_document([r.round_number for r in ordered],
-                                 [[line.point(r) for r in ordered] for line in REWARD_LINES])
+                                 [line.points(ordered) for line in REWARD_LINES])
 
 
 @dataclass(frozen=True)
@@ -184,31 +190,25 @@ class SmallChart:
                 "y_title": self.unit, "y2_title": "%" if len(series) > 1 else None}
 
 
-def _in(unit: str, field: str) -> Callable[[RoundRow], float | None]:
-    """A round's `field`, in % where the unit is, rounded to four places."""
-    if unit == "%":
-        return lambda r: _rounded(_percent(getattr(r, field)))
-    return lambda r: _rounded(getattr(r, field))
-
-
 # Accuracy, Loss, Entropy (with the Signal), Answer length (with the Cut-off share), Gradient norm and (with Epochs
 # above 1) Clipped by round: the series the rounds logged, each with its axis's unit
 SMALL_CHARTS = (
-    SmallChart("Accuracy", "Share of right answers by round", "%", Line("Accuracy", _in("%", "accuracy"), "#2952cc")),
+    SmallChart("Accuracy", "Share of right answers by round", "%",
+               Line("Accuracy", "accuracy", "#2952cc", percent=True)),
     SmallChart("Loss", "Loss by round (close to 0 by construction in GRPO)", "loss",
-               Line("Loss", _in("loss", "loss"), "#b35900")),
+               Line("Loss", "loss", "#b35900")),
     # no KL line: the update has no KL term (trainer/grpo.py), so KL would be a flat 0
     SmallChart("Entropy", "Mean token entropy of the sampled answers by round, and the share of prompts learned from "
-               "(Signal)", "nats a token", Line("Entropy", _in("", "token_entropy"), "#7a3fbf"),
-               Line("Signal", _in("%", "signal"), "#2952cc")),
+               "(Signal)", "nats a token", Line("Entropy", "token_entropy", "#7a3fbf"),
+               Line("Signal", "signal", "#2952cc", percent=True)),
     SmallChart("Answer length", "Mean tokens per sampled answer by round, and the share of answers cut off at Longest "
-               "sampled answer", "tokens", Line("Answer length", _in("", "mean_answer_tokens"), "#0f766e"),
-               Line("Cut off", _in("%", "cut_off"), "#b91c1c")),
+               "sampled answer", "tokens", Line("Answer length", "mean_answer_tokens", "#0f766e"),
+               Line("Cut off", "cut_off", "#b91c1c", percent=True)),
     SmallChart("Gradient norm", "The update's gradient norm before clipping, by round", "norm",
-               Line("Gradient norm", _in("", "grad_norm"), "#475569")),
+               Line("Gradient norm", "grad_norm", "#475569")),
     # with Epochs above 1: how much of the passes after the first the clipped ratio held back
     SmallChart("Clipped", "Share of answer tokens the clip held back in the passes after the first, by round", "%",
-               Line("Clipped", _in("%", "clipped"), "#be123c")),
+               Line("Clipped", "clipped", "#be123c", percent=True)),
 )
 
 
@@ -217,7 +217,7 @@ def small_charts(rounds: Sequence[RoundRow]) -> list[dict[str, Any]]:
     x = [r.round_number for r in trained]
     drawn = []
     for chart in SMALL_CHARTS:
-        ys = [[line.point(r) for r in trained] for line in chart.lines]
+        ys = [line.points(trained) for line in chart.lines]
         if any(v is not None for v in ys[0]):
             beside = ys[1] if len(ys) > 1 and any(v is not None for v in ys[1]) else None
             drawn.append(chart.document(x, ys[0], beside))

@@ -47,10 +47,9 @@ class RoundPoints:
         takes all its rounds at once."""
         trained = [r for r in rounds if r.round_number >= 1]
         every_points = {"x": [r.round_number for r in rounds]}
-        every_points |= {line.name: [line.point(r) for r in rounds] for line in REWARD_LINES}
+        every_points |= {line.name: line.points(rounds) for line in REWARD_LINES}
         trained_points = {"x": [r.round_number for r in trained]}
-        trained_points |= {line.name: [line.point(r) for r in trained]
-                           for chart in SMALL_CHARTS for line in chart.lines}
+        trained_points |= {line.name: line.points(trained) for chart in SMALL_CHARTS for line in chart.lines}
         drawn = self.drawn | {name for name, points in trained_points.items()
                               if name != "x" and any(point is not None for point in points)}
         known = {name: [*self.known.get(name, ()), *known_values(trained, name)] for name in TILED}
