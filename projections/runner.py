@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from eventsourcing.persistence import Notification
@@ -46,8 +47,9 @@ class ProjectionRunner:
         self._subscription: Any = None
         self._lock = threading.Lock()
 
-    def run_once(self) -> int:
-        """Applies every pending event, a page per transaction; returns how many were applied."""
+    def run_once(self, after_page: Callable[[int], None] | None = None) -> int:
+        """Applies every pending event, a page per transaction; returns how many were applied. `after_page` is told
+        the log's position reached after each page (a rebuild's progress)."""
         with self._lock:
             applied = 0
             position = self.read_models.position()
@@ -59,6 +61,8 @@ class ProjectionRunner:
                     self.read_models.apply([self._decode(n) for n in notifications])
                 applied += len(notifications)
                 position = notifications[-1].id
+                if after_page is not None:
+                    after_page(position)
                 if len(notifications) < self.page_size:
                     return applied
 

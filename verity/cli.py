@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import click
 
 from verity.config import Settings
 from verity.data_folder import owner_only_data_folder
+
+PROGRESS_SECONDS = 2.0  # how often a long command says how far it got
 
 
 class _DataFolderCommand(click.Command):
@@ -86,10 +89,18 @@ def projections() -> None:
 @projections.command("rebuild")
 def rebuild() -> None:
     """Drop every read model and rebuild it from the event store."""
-    from projections.rebuild import rebuild_all
+    from projections.rebuild import progress_words, rebuild_all
 
-    count = rebuild_all(Settings.from_env())
-    click.echo(f"Rebuilt the read models from {count} event(s).")
+    started = last_said = time.monotonic()
+
+    def say_progress(position: int, last: int) -> None:  # every few seconds: a million events take a minute
+        nonlocal last_said
+        if (now := time.monotonic()) - last_said >= PROGRESS_SECONDS:
+            click.echo(progress_words(position, last, now - started))
+            last_said = now
+
+    count = rebuild_all(Settings.from_env(), say_progress)
+    click.echo(f"Rebuilt the read models from {count} event(s) in {time.monotonic() - started:.1f} s.")
 
 
 @main.command()
