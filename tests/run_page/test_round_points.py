@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import random
 
-from app.runs.metrics import reward_chart, small_charts, tiles, trends
-from app.runs.round_points import RoundPoints
+from app.runs.metrics import REWARD_LINES, SMALL_CHARTS, reward_chart, small_charts, tiles, trends
+from app.runs.round_points import RoundPoints, line_texts
 from app.runs.round_views import RoundViews
 from projections.rows import RoundRow
 
@@ -89,3 +89,19 @@ def test_a_run_without_trained_rounds_draws_round_zero_alone() -> None:
     assert json.loads(points.reward_chart())["x"] == [0]
     assert points.small_charts() == [] and points.trends() == [] and points.trained_rounds == 0
     assert points.tiles()[0].value == "0"
+
+
+def test_a_line_s_points_are_written_as_json_writes_them() -> None:
+    """Each point's text is json.dumps' own of the point (rounded, in % where the line is), not only the same number
+    once read: the charts' JSON reads as before, byte for byte, whatever the figure."""
+    rng = random.Random(5)
+    figures = [None, 0.0, -0.0, 0.2, 0.25, 1.0, 0.00005, -0.00001, 0.123456789, 99.999999, 1e14, 3e16, -2e17,
+               float("nan"), float("inf"), float("-inf")]
+    figures += [rng.uniform(-5, 5) * 10 ** rng.randint(-7, 6) for _ in range(3000)]
+    made = rounds(len(figures), seed=1)
+    for row, figure in zip(made, figures, strict=True):
+        row.__dict__.update({name: figure for name in MAYBE} | {"validation_reward": figure})
+    lines = [*REWARD_LINES, *(line for chart in SMALL_CHARTS for line in chart.lines)]
+    assert {(line.percent, line.rounded) for line in lines} == {(True, False), (True, True), (False, True)}
+    for line in lines:
+        assert line_texts(line, made) == json.dumps(line.points(made))[1:-1].split(", ")
