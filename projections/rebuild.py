@@ -1,7 +1,7 @@
 """`verity projections rebuild`: empty every read model and apply the whole event log again, saying how far it got.
 
-A rebuild of a million events takes about a minute (bench/events.py: 42 s on SQLite, 72 s on PostgreSQL on a
-2-core machine): the command says where it is in the log every few seconds, and how long it has left at its pace.
+A rebuild of a million events takes a minute or more (bench/events.py: 40-90 s on SQLite and PostgreSQL on a 2-core
+machine): the command says where it is in the log every few seconds, and how long it has left at its pace.
 """
 
 from __future__ import annotations

@@ -132,8 +132,8 @@ class Line:
     rounded: bool = True
 
     def points(self, rounds: Sequence[RoundRow]) -> list[float | None]:
-        """The line's points of `rounds`, worked out a figure at a time over all of them: a 1,000-round run's
-        first viewer works out 13 lines of them (a function call per point cost it 6 ms)."""
+        """The line's points of `rounds` (None where a round has none), worked out a figure at a time over all of
+        them. The run page writes them as JSON text directly (app/runs/round_points.py's `line_texts`)."""
         values = list(map(attrgetter(self.field), rounds))
         if self.percent:
             values = [None if value is None else round(value * 100, 2) for value in values]

@@ -92,7 +92,7 @@ def line_texts(line: Line, rounds: Sequence[RoundRow]) -> list[str]:
     by %-format and its trailing zeros cut: a third of the time of rounding each value and writing the list out (a
     1,000-round run's first viewer writes ten lines of them). Values of 10^15 and above, and those that are not
     numbers, as json.dumps writes them (1e+16, NaN)."""
-    digits = 2 if line.percent else 4 if line.rounded else None
+    digits = 2 if line.percent else 4 if line.rounded else None  # in % to two places, then to four, is two
     if digits is None:
         return _as_texts(line.points(rounds))
     scale, form = (100 if line.percent else 1), f"%.{digits}f"  # printf's form: the quickest of Python's
