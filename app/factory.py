@@ -53,7 +53,7 @@ from app.shell.identity import identity_dependency
 from app.shell.json_bodies import BoundedJsonRequest
 from app.shell.pages import home
 from app.shell.request_ids import around_the_router
-from app.shell.static import plotly_js, static_files_router
+from app.shell.static import favicon, plotly_js, static_files_router
 from app.shell.templating import template_config
 from domain.application import Verity
 from projections.runner import ProjectionRunner
@@ -130,7 +130,8 @@ def create_app(
     # RequestIds goes around the router, not into `middleware`: Litestar runs those after routing, so a 404 or a 405
     # went out without an id (app/shell/request_ids.py)
     return around_the_router(Litestar(
-        route_handlers=[api, pages, static_files_router(), plotly_js, agent_endpoint(agent, verity), *service.ROUTES],
+        route_handlers=[api, pages, static_files_router(), plotly_js, favicon, agent_endpoint(agent, verity),
+                        *service.ROUTES],
         dependencies={
             "verity": Provide(lambda: verity, use_cache=True, sync_to_thread=False),
             "read_models": Provide(lambda: read_models, use_cache=True, sync_to_thread=False),

@@ -92,6 +92,15 @@ def test_every_answer_carries_the_security_headers(site: Site) -> None:
         assert headers["x-frame-options"] == "DENY"
 
 
+def test_the_icon_answers_anyone_where_a_browser_looks_for_it_by_itself(site: Site) -> None:
+    """A page that names no icon (the JSON event feed opened in a tab) has the browser ask /favicon.ico: the
+    console's own icon, to a visitor signed in or not, rather than a 404 in the browser's console."""
+    for client in (site.client(None), site.client("viewer")):
+        icon = client.get("/favicon.ico", follow_redirects=False)
+        assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+        assert icon.content == client.get("/static/favicon.svg").content and icon.content.startswith(b"<svg")
+
+
 def test_a_token_acts_in_its_organization_with_its_role_until_revoked(site: Site) -> None:
     scripted = site.token_client("member")
     run_id = scripted.post("/api/runs", json=BODY).json()["run"]["id"]
