@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 STRANGER_RUN = "the stranger's secret run"  # as tests/auth/conftest.py names Other's objects
 STRANGER_EMAIL = "stranger@other.example"
 # the probes and the scrape need no account (app/service/)
-PUBLIC = re.compile(r"^/(static/|api/schema|sign-in$|sign-out$|healthz$|readyz$|-/metrics$)")
+PUBLIC = re.compile(r"^/(static/|favicon\.ico$|api/schema|sign-in$|sign-out$|healthz$|readyz$|-/metrics$)")
 ENDS_THE_SESSION = "/account/sign-out-everywhere"  # walked anonymously; tests/auth/test_account.py tests it signed in
 PARAMETER = re.compile(r"\{(\w+)(?::\w+)?\}")
 
