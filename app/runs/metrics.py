@@ -5,6 +5,7 @@ Pure functions of the rounds (newest first, as the read model gives them); nothi
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import attrgetter
@@ -131,15 +132,48 @@ class Line:
     percent: bool = False
     rounded: bool = True
 
+    @property
+    def digits(self) -> int | None:
+        """The places a point is rounded to (None: as it is): in % to two places, then to four, is two."""
+        return 2 if self.percent else 4 if self.rounded else None
+
     def points(self, rounds: Sequence[RoundRow]) -> list[float | None]:
         """The line's points of `rounds` (None where a round has none), worked out a figure at a time over all of
-        them. The run page writes them as JSON text directly (app/runs/round_points.py's `line_texts`)."""
+        them."""
         values = list(map(attrgetter(self.field), rounds))
-        if self.percent:
-            values = [None if value is None else round(value * 100, 2) for value in values]
-        if self.rounded:
-            values = [None if value is None else round(value, 4) for value in values]
-        return values
+        digits, scale = self.digits, 100 if self.percent else 1
+        if digits is None:
+            return values
+        return [None if value is None else round(value * scale, digits) for value in values]
+
+    def texts(self, rounds: Sequence[RoundRow]) -> list[str]:
+        """The line's points of `rounds` as JSON texts, those json.dumps writes of `points`, each written by
+        printf's form and its trailing zeros cut: a third of the time of rounding each value and writing the list
+        out (a 1,000-round run's first viewer writes ten lines of them). Values of 10^15 and above, and those that
+        are not numbers, as json.dumps writes them (1e+16, NaN)."""
+        digits = self.digits
+        if digits is None:
+            return json_texts(self.points(rounds))
+        scale, form = (100 if self.percent else 1), f"%.{digits}f"  # printf's form: the quickest of Python's
+        texts = []
+        for value in map(attrgetter(self.field), rounds):
+            if value is None:
+                texts.append("null")
+            elif -1e15 < (scaled := value * scale) < 1e15:
+                text = (form % scaled).rstrip("0")
+                texts.append(text + "0" if text[-1] == "." else text)
+            else:
+                texts.append(json.dumps(round(scaled, digits)))
+        return texts
+
+
+def json_texts(values: list[Any]) -> list[str]:
+    """Each value as JSON text: the list written out once (a number's text holds no ", ") and split again.
+
+    >>> json_texts([1, 0.25, None]), json_texts([])
+    (['1', '0.25', 'null'], [])
+    """
+    return json.dumps(values)[1:-1].split(", ") if values else []
 
 
 # 000's Reward chart: Reward and Validation by round, 0-100%; round 0 has Validation only

@@ -11,15 +11,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import Any
 
 from app.runs.metrics import (
     REWARD_LINES,
     SMALL_CHARTS,
-    Line,
     Tile,
     Trend,
+    json_texts,
     known_values,
     reward_chart_document,
     tiles_of,
@@ -48,10 +47,10 @@ class RoundPoints:
         of the run's earlier state may still be drawing from them. Taken a line at a time: a run's first viewer
         takes all its rounds at once."""
         trained = [r for r in rounds if r.round_number >= 1]
-        every_texts = {"x": _as_texts([r.round_number for r in rounds])}
-        every_texts |= {line.name: line_texts(line, rounds) for line in REWARD_LINES}
-        trained_texts = {"x": _as_texts([r.round_number for r in trained])}
-        trained_texts |= {line.name: line_texts(line, trained) for chart in SMALL_CHARTS for line in chart.lines}
+        every_texts = {"x": json_texts([r.round_number for r in rounds])}
+        every_texts |= {line.name: line.texts(rounds) for line in REWARD_LINES}
+        trained_texts = {"x": json_texts([r.round_number for r in trained])}
+        trained_texts |= {line.name: line.texts(trained) for chart in SMALL_CHARTS for line in chart.lines}
         drawn = self.drawn | {name for name, texts in trained_texts.items()
                               if name != "x" and texts.count("null") < len(texts)}
         known = {name: [*self.known.get(name, ()), *known_values(trained, name)] for name in TILED}
@@ -85,36 +84,6 @@ class RoundPoints:
 def _joined(texts: dict[str, list[str]], more: dict[str, list[str]]) -> dict[str, list[str]]:
     """Each line's texts and its next ones, in a new list."""
     return {name: [*texts.get(name, ()), *added] for name, added in more.items()}
-
-
-def line_texts(line: Line, rounds: Sequence[RoundRow]) -> list[str]:
-    """The line's points of `rounds` as JSON texts, those json.dumps writes of `line.points(rounds)`, each written
-    by %-format and its trailing zeros cut: a third of the time of rounding each value and writing the list out (a
-    1,000-round run's first viewer writes ten lines of them). Values of 10^15 and above, and those that are not
-    numbers, as json.dumps writes them (1e+16, NaN)."""
-    digits = 2 if line.percent else 4 if line.rounded else None  # in % to two places, then to four, is two
-    if digits is None:
-        return _as_texts(line.points(rounds))
-    scale, form = (100 if line.percent else 1), f"%.{digits}f"  # printf's form: the quickest of Python's
-    texts = []
-    for value in map(attrgetter(line.field), rounds):
-        if value is None:
-            texts.append("null")
-        elif -1e15 < (scaled := value * scale) < 1e15:
-            text = (form % scaled).rstrip("0")
-            texts.append(text + "0" if text[-1] == "." else text)
-        else:
-            texts.append(json.dumps(round(scaled, digits)))
-    return texts
-
-
-def _as_texts(values: list[Any]) -> list[str]:
-    """Each value as JSON text: the list written out once (a number's text holds no ", ") and split again.
-
-    >>> _as_texts([1, 0.25, None]), _as_texts([])
-    (['1', '0.25', 'null'], [])
-    """
-    return json.dumps(values)[1:-1].split(", ") if values else []
 
 
 def _with_points(document: dict[str, Any], points: dict[str, list[str]]) -> str:

@@ -92,7 +92,7 @@ def run_page_context(
         "score_against_baseline": can_score_against_baseline(run),
         "refusal": None,  # a launch or retry refused: the words, shown beside the run's actions
         "plan_refused": False,  # ... by the plan: with Upgrade, or See plans (templates/auth/plan_notice.html)
-        "time_left": shown_time_left(read_models, run, objective, views, steps_for_status) if part in
+        "time_left": shown_time_left(read_models, run, state, objective, views, steps_for_status) if part in
         PARTS_WITH_TIME_LEFT else "",
         "launch_confirmation": launch_confirmation(run),
         "views": views,
@@ -155,12 +155,13 @@ def duration(seconds: float) -> str:
     return f"{hours} h {rest // 60} min" if hours else f"{max(round(rest / 60), 1)} min"
 
 
-def shown_time_left(read_models: ReadModels, run: RunDetail, objective: str, views: RoundViews,
+def shown_time_left(read_models: ReadModels, run: RunDetail, state: str, objective: str, views: RoundViews,
                     steps: list[StepRow]) -> str:
-    """The status line's Time left (est.), in rounds for RL and in steps for SFT, DPO and Head."""
+    """The status line's Time left (est.), in rounds for RL and in steps for SFT, DPO and Head; `state`: the run's
+    stamp, as the page worked it out."""
     if objective != "rl":
         return steps_time_left(run, steps)
-    return time_left(run, lambda: trained_time(read_models, run.org_id, run.id, stamp(run), views))
+    return time_left(run, lambda: trained_time(read_models, run.org_id, run.id, state, views))
 
 
 def time_left(run: RunDetail, trained: Callable[[], tuple[int, float]]) -> str:

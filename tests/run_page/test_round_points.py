@@ -7,7 +7,7 @@ import json
 import random
 
 from app.runs.metrics import REWARD_LINES, SMALL_CHARTS, reward_chart, small_charts, tiles, trends
-from app.runs.round_points import RoundPoints, line_texts
+from app.runs.round_points import RoundPoints
 from app.runs.round_views import RoundViews
 from projections.rows import RoundRow
 
@@ -104,4 +104,4 @@ def test_a_line_s_points_are_written_as_json_writes_them() -> None:
     lines = [*REWARD_LINES, *(line for chart in SMALL_CHARTS for line in chart.lines)]
     assert {(line.percent, line.rounded) for line in lines} == {(True, False), (True, True), (False, True)}
     for line in lines:
-        assert line_texts(line, made) == json.dumps(line.points(made))[1:-1].split(", ")
+        assert line.texts(made) == json.dumps(line.points(made))[1:-1].split(", ")
