@@ -38,7 +38,7 @@ def attention_case(heads: int, kv_heads: int, prompt_of: list[int], answer_colum
 def plain_attention(module, query, keys, values, mask, cache, **kwargs):
     """SDPA over each answer's own copy of its prompt's keys and values, joined to its own."""
     prompt_of = cache.prompt_of
-    whole_keys = torch.cat([cache.prompt_keys[0][prompt_of], keys], dim=2)
+    whole_keys = torch.cat([cache.prompt_keys_across[0].transpose(2, 3)[prompt_of], keys], dim=2)
     whole_values = torch.cat([cache.prompt_values[0][prompt_of], values], dim=2)
     return sdpa_attention_forward(module, query, whole_keys, whole_values, mask, scaling=0.3, **kwargs)[0]
 
@@ -55,7 +55,7 @@ def test_the_attention_over_each_prompt_once_is_the_attention_over_its_copies(he
     assert once.shape == plain.shape == (len(prompt_of), 1, heads, 8)
     torch.testing.assert_close(once, plain, rtol=1e-5, atol=1e-6)
     # what a query sees of its prompt counts: another prompt's keys give another attention
-    cache.prompt_keys[0] = cache.prompt_keys[0].roll(1, dims=0)
+    cache.prompt_keys_across[0] = cache.prompt_keys_across[0].roll(1, dims=0)
     moved, _ = prompt_once_attention(module, query, keys, values, mask, scaling=0.3, prompt_once=cache)
     assert not torch.allclose(moved, plain, atol=1e-3)
 
