@@ -230,6 +230,9 @@ class TransformersBackend:
         attention_mask = read.attention_mask.new_zeros(len(copy_of), width + max_answer_tokens)
         attention_mask[:, :width] = read.attention_mask[copy_of]  # [rows, cache columns]
         next_position = read.next_position[copy_of]  # [rows]
+        # let go of the read's cache: a PromptOnceCache holds the prompts' keys laid out anew, and rows sized to
+        # free memory count the prompts' keys once
+        del read
         answer_of = torch.arange(len(copy_of), device=self.device)  # which answer each row of the batch is
         live = torch.ones(len(copy_of), dtype=torch.bool, device=self.device)  # [rows]: still answering
         ended_rows = 0  # rows of the batch whose answer has ended
