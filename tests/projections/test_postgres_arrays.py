@@ -26,6 +26,9 @@ def test_values_go_in_arrays_only_as_their_columns_take_them():
     assert column_arrays([{"epoch": "1"}], ["epoch"], TYPES) is None
     assert column_arrays([{"step": True}], ["step"], TYPES) is None
     assert column_arrays([{"unknown": 1}], ["unknown"], TYPES) is None
+    # a column None in every row sends no array: the statement writes NULL
+    assert column_arrays([{"run_id": "a", "step": None}, {"run_id": "b", "step": None}], ["run_id", "step"], TYPES) == [
+        ["a", "b"], None]
 
 
 def step(run_id: str, number, validation_loss) -> dict:
@@ -69,3 +72,27 @@ def test_a_group_stores_what_one_row_at_a_time_stores(postgres_settings):
         assert (again[1]["loss"], again[1]["validation_loss"], again[2]["validation_loss"]) == (2.0, 0.75, 0.5)
     finally:
         tables.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_column_empty_in_every_row_of_a_group_is_written_as_null_over_what_was_there(backend, request):
+    """Both stores write such a column as the statement's NULL rather than sending a None per row: a page that
+    empties a column still empties it, and a column empty in only some rows is sent as before."""
+    if backend == "postgres":
+        request.applymarker(pytest.mark.postgres)
+    tables = build_read_models(request.getfixturevalue(f"{backend}_settings")).tables
+    try:
+        with tables.transaction() as tx:
+            tx.upsert_many("run_steps", [step("a", number, 0.5) for number in (1, 2, 3)])
+        with tables.transaction() as tx:  # validation_loss empty in every row
+            tx.upsert_many("run_steps", [{**step("a", number, None), "loss": 2} for number in (1, 2, 3)])
+        stored = {row["step"]: row for row in tables.select("run_steps", {"run_id": "a"})}
+        assert [(stored[n]["validation_loss"], stored[n]["loss"]) for n in (1, 2, 3)] == [(None, 2.0)] * 3
+        with tables.transaction() as tx:  # empty in one row only
+            tx.upsert_many("run_steps", [step("a", number, None if number == 2 else 0.25) for number in (1, 2, 3)])
+        stored = {row["step"]: row for row in tables.select("run_steps", {"run_id": "a"})}
+        assert [stored[n]["validation_loss"] for n in (1, 2, 3)] == [0.25, None, 0.25]
+    finally:
+        close = getattr(tables, "close", None)
+        if close is not None:
+            close()
