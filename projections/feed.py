@@ -128,7 +128,7 @@ class Feed(Projection):
             return
         data = {key: value for key, value in event.data.items() if key != "actor" and key not in NEVER_IN_FEED}
         actor = event.actor
-        tx.upsert(
+        tx.write(  # nothing of the page reads the feed back
             "feed",
             {
                 "log_position": event.position,

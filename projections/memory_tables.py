@@ -37,6 +37,8 @@ class MemoryTables:
         existing = self._rows[table].get(row_key(table, row), {})
         self._rows[table][row_key(table, row)] = {**existing, **row}
 
+    write = upsert
+
     def update(self, table: str, key: Row, values: Row) -> None:
         row = self._rows[table].get(row_key(table, key))
         if row is not None:

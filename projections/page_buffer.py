@@ -25,6 +25,7 @@ class PageBuffer:
         self.inner = inner
         self._rows: dict[str, dict[Any, Row | None]] = {table: {} for table in TABLE_KEYS}
         self._dirty: dict[tuple[str, Any], None] = {}  # insertion-ordered set of (table, key)
+        self._written: dict[str, dict[Any, Row]] = {}  # table -> key -> a row handed over by `write`
 
     def _held(self, table: str, key: Row) -> tuple[Any, Row | None]:
         """The row as the page left it, read from the tables the first time the page asks for it."""
@@ -59,6 +60,15 @@ class PageBuffer:
             row.update(values)
             self._dirty[(table, slot)] = None
 
+    def write(self, table: str, row: Row) -> None:
+        """A row that no event of the page reads back, kept as it is given (not copied, not looked up) until the
+        page is written; the last one of a key stands. Most of a page's rows are such: a round's row, its timeline
+        and feed lines."""
+        written = self._written.get(table)
+        if written is None:
+            written = self._written[table] = {}
+        written[_KEY_OF[table](row)] = row
+
     def flush(self) -> None:
         """Writes each changed row once: rows of a table with the same columns in one statement."""
         groups: dict[tuple[str, tuple[str, ...]], list[Row]] = {}
@@ -66,8 +76,12 @@ class PageBuffer:
             row = self._rows[table][slot]
             if row is not None:
                 groups.setdefault((table, tuple(row)), []).append(row)
+        for table, written in self._written.items():
+            for row in written.values():
+                groups.setdefault((table, tuple(row)), []).append(row)
         batch = getattr(self.inner, "batch", None)  # the SQL tables send a page's groups together
         with batch() if batch is not None else nullcontext():
             for (table, _), rows in groups.items():
                 self.inner.upsert_many(table, rows)
         self._dirty.clear()
+        self._written.clear()

@@ -22,8 +22,9 @@ class RunRows(Projection):
         place = directory_entry(tx, e)
         row = self.row(e, place) if place is not None else None
         if row is not None:
-            tx.upsert(self.table or self.name, {"run_id": e.aggregate_key, **row})
+            row["run_id"] = e.aggregate_key
+            tx.write(self.table or self.name, row)  # nothing of the page reads a run's rows back
 
     def row(self, e: Event, place: Row) -> Row | None:
-        """The row's columns after `run_id` (None: no row); `place` is the run's directory entry."""
+        """The row's columns but `run_id`, a new dict (None: no row); `place` is the run's directory entry."""
         raise NotImplementedError

@@ -62,6 +62,10 @@ class Tx(Protocol):
         """`get` for a caller that only reads the row: a store may give its own row rather than a copy."""
         ...
     def upsert(self, table: str, row: Row) -> None: ...
+    def write(self, table: str, row: Row) -> None:
+        """`upsert` of a row that no event of the page reads back (a round's row, a timeline or feed line), handed
+        over: the caller does not touch it again, so a store may keep it as it is until the page is written."""
+        ...
     def update(self, table: str, key: Row, values: Row) -> None: ...
 
 
@@ -131,6 +135,8 @@ class SqlTx:
 
     def upsert(self, table: str, row: Row) -> None:
         self.cursor.execute(self._upsert_statement(table, list(row)), row)
+
+    write = upsert
 
     def upsert_many(self, table: str, rows: list[Row]) -> None:
         """Rows with the same columns, in that order, in one call: on PostgreSQL one statement over an array per

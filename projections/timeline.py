@@ -29,7 +29,7 @@ class Timeline(Projection):
             words = probe_sentence(event, actor["name"], tx.get("probes", {"id": event.aggregate_key}))
         else:
             words = sentence(event, actor["name"], place["total_rounds"], _objective_of(tx, event), name=place["name"])
-        tx.upsert(
+        tx.write(  # nothing of the page reads the timeline back
             "timeline",
             {
                 "log_position": event.position,
