@@ -82,7 +82,7 @@ def _refuse(value: Any) -> Any:
 # Only for data the decoder read as json_native: msgspec writes a dataclass (a run's settings) or a datetime its own
 # way, and such data is never native
 _NATIVE = msgspec.json.Encoder(enc_hook=_refuse)
-_NATIVE_WALK_NEEDED = ('"location":',)  # msgspec writes no space after a colon
+_NATIVE_LOCATION = '"location":'  # msgspec writes no space after a colon
 
 
 def feed_json(data: dict[str, Any], json_native: bool = False) -> str:
@@ -92,19 +92,26 @@ def feed_json(data: dict[str, Any], json_native: bool = False) -> str:
     differently (a NaN, a datetime, a Decimal, a key that is not text)."""
     try:
         if json_native:
-            text, marks = _NATIVE.encode(data).decode(), _NATIVE_WALK_NEEDED
+            text = _NATIVE.encode(data).decode()
+            walk = _NATIVE_LOCATION in text
         else:
-            text, marks = _ENCODER.encode(data), _WALK_NEEDED
+            text = _ENCODER.encode(data)
+            walk = any(mark in text for mark in _WALK_NEEDED)
     except (TypeError, ValueError, RecursionError):  # the walk and json.dumps say what is wrong, as before
         return json.dumps(feed_data(data))
-    if any(mark in text for mark in marks):
-        return json.dumps(feed_data(data))
-    return text
+    return json.dumps(feed_data(data)) if walk else text
 
 
 def _location(value: Any) -> Any:
     value = jsonable(value)
     return storage_key(value) if isinstance(value, str) else locations_as_keys(value)
+
+
+def _actor_text(actor: dict[str, Any], json_native: bool) -> str:
+    """The actor's JSON: msgspec's where the decoder read the event as `json_native` (its actor too), else json's."""
+    if json_native:
+        return _NATIVE.encode(actor).decode()
+    return _actor_json(tuple(actor.items())) if _all_text(actor) else json.dumps(actor)
 
 
 def _all_text(actor: dict[str, Any]) -> bool:
@@ -126,7 +133,11 @@ class Feed(Projection):
         place = directory_entry(tx, event)
         if place is None:
             return
-        data = {key: value for key, value in event.data.items() if key != "actor" and key not in NEVER_IN_FEED}
+        data = dict(event.data)  # copied in C, then the few keys taken out, rather than filtered key by key
+        data.pop("actor", None)
+        if not NEVER_IN_FEED.isdisjoint(data):
+            for key in NEVER_IN_FEED.intersection(data):
+                del data[key]
         actor = event.actor
         tx.write(  # nothing of the page reads the feed back
             "feed",
@@ -137,7 +148,7 @@ class Feed(Projection):
                 "occurred_at": event.time,
                 "aggregate_id": event.aggregate_key,
                 "aggregate_version": event.version,
-                "actor_json": _actor_json(tuple(actor.items())) if _all_text(actor) else json.dumps(actor),
+                "actor_json": _actor_text(actor, event.json_native),
                 "data_json": feed_json(data, event.json_native),
             },
         )

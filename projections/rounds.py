@@ -20,16 +20,15 @@ class Rounds(RunRows):
         result = e.data["result"]
         get = result.get
         row = {column: get(column, default) for column, default in _RESULT_DEFAULTS}
-        row.update(
-            round_number=result["round_number"],
-            validation_reward=result["validation_reward"],
-            org_id=place["org_id"],
-            rounds_total=place["total_rounds"],
-            updated=int(bool(get("updated"))),
-            best_round=e.data["best_round"],
-            **_health(result),
-            scored_at=e.time,
-        )
+        # item by item: a keyword call to update() builds a second dict of them first (catch-up makes a row an event)
+        row["round_number"] = result["round_number"]
+        row["validation_reward"] = result["validation_reward"]
+        row["org_id"] = place["org_id"]
+        row["rounds_total"] = place["total_rounds"]
+        row["updated"] = int(bool(get("updated")))
+        row["best_round"] = e.data["best_round"]
+        row.update(_health(result))
+        row["scored_at"] = e.time
         return row
 
 
@@ -48,11 +47,16 @@ _RESULT_DEFAULTS: tuple[tuple[str, Any], ...] = tuple({
 }.items())
 
 
+_HEALTHY_BUILT_IN: Row = {"failures_by_kind_json": None, "sandbox_batches": None, "sandbox_failed_batches_json": None}
+
+
 def _health(result: dict[str, Any]) -> Row:
     """The reward's health columns: failures by kind and the sandbox's failed batches as JSON, none when there are
     none (so a sum reads only the rows that have some), and the sandbox's batches in all (none for a built-in
     reward)."""
     kinds, batches = result.get("failures_by_kind"), result.get("sandbox_batches")
+    if not kinds and batches is None:  # most rounds: a built-in reward that failed nothing
+        return _HEALTHY_BUILT_IN
     failed = {outcome: n for outcome, n in (batches or {}).items() if outcome != SCORED_BATCH and n}
     return {
         "failures_by_kind_json": json.dumps(kinds, sort_keys=True) if kinds else None,
