@@ -20,6 +20,7 @@ from eventsourcing.persistence import JSONTranscoder, Mapper, Notification, find
 from eventsourcing.utils import resolve_topic
 
 from projections.base import Event
+from projections.log_pages import LogEntry
 
 # What the mapper adds to or keeps in an event's state that is not its data.
 _SKIPPED = frozenset({"originator_id", "originator_version", "timestamp", "originator_topic"})
@@ -49,7 +50,7 @@ class EventDecoder:
         self._classes: dict[str, tuple[type, str] | None] = {}
         self._keys: dict[int, str] = {}  # an aggregate's id (as a number) -> its text, made once per aggregate
 
-    def __call__(self, notification: Notification) -> Event:
+    def __call__(self, notification: Notification | LogEntry) -> Event:
         decoded = self._state(notification) if self._fast else None
         named = self._classes.get(notification.topic)
         if decoded is None or named is None:
@@ -81,7 +82,7 @@ class EventDecoder:
             key = self._keys[number] = str(aggregate_id)
         return key
 
-    def _state(self, notification: Notification) -> tuple[dict[str, Any], int] | None:
+    def _state(self, notification: Notification | LogEntry) -> tuple[dict[str, Any], int] | None:
         """The event's decoded state and how many transcoded values its bytes hold, or None where the mapper must
         decode it. The timestamp stays the text it was stored as (its datetime's isoformat, which is what the
         projections read)."""

@@ -17,6 +17,7 @@ from domain.application import Verity
 from projections.base import Event
 from projections.collector_pause import collector_pauses
 from projections.event_decoding import EventDecoder, from_domain_event
+from projections.log_pages import LogPages
 from projections.store import ReadModels
 
 PAGE_SIZE = 1000  # Verity.log_section_size must be at least this
@@ -40,6 +41,7 @@ class ProjectionRunner:
         self.verity = verity
         self.read_models = read_models
         self.page_size = page_size
+        self._log = LogPages(verity)
         self._decode = EventDecoder(verity.mapper)
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -55,7 +57,7 @@ class ProjectionRunner:
             position = self.read_models.position()
             while True:
                 with collector_pauses.paused():
-                    notifications = self.verity.notification_log.select(start=position + 1, limit=self.page_size)
+                    notifications = self._log.select(position + 1, self.page_size)
                     if not notifications:
                         return applied
                     self.read_models.apply([self._decode(n) for n in notifications])
