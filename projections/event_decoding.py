@@ -49,6 +49,8 @@ class EventDecoder:
         # does that)
         self._classes: dict[str, tuple[type, str] | None] = {}
         self._keys: dict[int, str] = {}  # an aggregate's id (as a number) -> its text, made once per aggregate
+        # (topic, the stored id's type) -> eventsourcing's convertor of the id, found once
+        self._convertors: dict[tuple[str, type], Callable[[Any], Any]] = {}
 
     def __call__(self, notification: Notification | LogEntry) -> Event:
         decoded = self._state(notification) if self._fast else None
@@ -56,16 +58,23 @@ class EventDecoder:
         if decoded is None or named is None:
             return from_domain_event(notification.id, self.mapper.to_domain_event(notification), notification.state)
         state, typed = decoded
-        convert = find_id_convertor(named[0], type(notification.originator_id))
-        aggregate_id = convert(notification.originator_id)
-        timestamp = state["timestamp"]
+        originator_id = notification.originator_id
+        convert = self._convertors.get((notification.topic, type(originator_id)))
+        if convert is None:
+            convert = find_id_convertor(named[0], type(originator_id))
+            self._convertors[(notification.topic, type(originator_id))] = convert
+        aggregate_id = convert(originator_id)
+        timestamp = state.pop("timestamp")
+        if not _SKIPPED.isdisjoint(state):  # the decoded state is this event's own: its data once these are out
+            for key in _SKIPPED.intersection(state):
+                del state[key]
         return Event(
             position=notification.id,
             type=named[1],
             aggregate_id=aggregate_id,
             version=notification.originator_version,
             time=timestamp if type(timestamp) is str else timestamp.isoformat(),
-            data={key: value for key, value in state.items() if key not in _SKIPPED},
+            data=state,
             aggregate_key=self._key(aggregate_id),
             json_native=json_native(notification.state, typed, finite=True),  # msgspec read no NaN or infinity
         )
@@ -100,7 +109,10 @@ class EventDecoder:
         if type(state) is not dict or "class_version" in state:
             return None
         typed = raw.count(_TYPED)
-        if typed:
+        timestamp = state.get("timestamp")
+        if typed == 1 and type(timestamp) is dict and timestamp.get(_TYPE_KEY) == "datetime_iso":
+            state["timestamp"] = timestamp["_data_"]  # most events: their timestamp is their one transcoded value
+        elif typed:
             # Most events hold their few transcoded values (the timestamp, ids) at the top level; when every
             # "_type_" of the bytes is one of those, nothing deeper needs a walk.
             tops = [key for key, value in state.items() if type(value) is dict and _TYPE_KEY in value]

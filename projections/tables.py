@@ -152,7 +152,7 @@ class SqlTx:
             if arrays is not None:
                 conflict = _on_conflict(table, columns)
                 statement = postgres_arrays.unnest_statement(table, columns, types, conflict, arrays)
-                self.cursor.execute(statement, [array for array in arrays if array is not None])
+                self.cursor.execute(statement, [array for array in arrays if array is not None], prepare=True)
                 return
         marks, values = _nulls_written(self.positional, [tuple(row.values()) for row in rows])
         self.cursor.executemany(self._upsert_statement(table, columns, marks), values)
