@@ -17,7 +17,7 @@ from projections.tables import Tx
 
 
 # Not frozen: a frozen dataclass sets each field through object.__setattr__, which made a decoded event cost 1 us
-# more to build (of about 60 a catch-up spends on each); the projections only read it.
+# more to build (of the 50-60 a catch-up spends on each); the projections only read it.
 @dataclass(slots=True)
 class Event:
     """A decoded event of the log: its position, type ("Run.RoundScored"), aggregate, time and data."""

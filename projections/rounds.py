@@ -4,6 +4,8 @@ round's log line is not stored: it is written from the row when the round is rea
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from domain.rewards.types import SCORED_BATCH
@@ -47,10 +49,13 @@ _RESULT_DEFAULTS: tuple[tuple[str, Any], ...] = tuple({
 }.items())
 
 
-_HEALTHY_BUILT_IN: Row = {"failures_by_kind_json": None, "sandbox_batches": None, "sandbox_failed_batches_json": None}
+# shared by every such round, so read-only
+_HEALTHY_BUILT_IN: Mapping[str, Any] = MappingProxyType(
+    {"failures_by_kind_json": None, "sandbox_batches": None, "sandbox_failed_batches_json": None}
+)
 
 
-def _health(result: dict[str, Any]) -> Row:
+def _health(result: dict[str, Any]) -> Mapping[str, Any]:
     """The reward's health columns: failures by kind and the sandbox's failed batches as JSON, none when there are
     none (so a sum reads only the rows that have some), and the sandbox's batches in all (none for a built-in
     reward)."""
