@@ -26,7 +26,7 @@ IDS_KEPT = 100_000  # aggregates whose parsed ids a reader keeps
 
 
 class LogEntry(NamedTuple):
-    """A notification as the SQLite recorder's table holds it: what `Notification` holds, built as a tuple."""
+    """A notification as the recorder's table holds it: what `Notification` holds, built as a tuple."""
 
     id: int
     originator_id: UUID | str

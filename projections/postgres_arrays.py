@@ -14,7 +14,7 @@ what is stored is what it always was.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 Row = dict[str, Any]
@@ -82,39 +82,29 @@ def array_types(cursor: Any, table: str) -> dict[str, str]:
     return {name: _ARRAY_TYPES[kind] for name, kind in cursor.fetchall() if kind in _ARRAY_TYPES}
 
 
-def column_arrays(rows: list[Row], columns: Sequence[str], types: dict[str, str]) -> list[list[Any] | None] | None:
-    """The rows' values, one list per column, as each column's array takes them; None where one does not. A column
-    that is None in every row gives None in place of its list: the statement writes NULL for it (`unnest_statement`)
-    rather than send an array of nulls, which psycopg reads through to find its elements' type (a round's row
-    has a dozen columns that most rounds leave empty)."""
-    arrays: list[list[Any] | None] = []
-    everywhere = len(rows)
+def column_arrays(rows: list[Row], columns: Sequence[str], types: dict[str, str]) -> list[list[Any]] | None:
+    """The rows' values, one list per column, as each column's array takes them; None where one does not."""
+    arrays = []
     for column in columns:
         kind = types.get(column)
         if kind is None:
             return None
-        values = [row[column] for row in rows]
-        if values.count(None) == everywhere:
-            arrays.append(None)
-            continue
-        converted = _CONVERT[kind](values)
-        if converted is None:
+        values = _CONVERT[kind]([row[column] for row in rows])
+        if values is None:
             return None
-        arrays.append(converted)
+        arrays.append(values)
     return arrays
 
 
 def unnest_statement(
-    table: str, columns: Sequence[str], types: dict[str, str], conflict: str, arrays: Sequence[list[Any] | None]
+    table: str, columns: Sequence[str], types: dict[str, str], conflict: str, empty: Collection[str] = ()
 ) -> str:
-    """INSERT of the columns from one array parameter each (NULL for a column whose array is None), then the
-    table's ON CONFLICT clause."""
-    sent = [f"c{index}" for index, array in enumerate(arrays) if array is not None]
-    values = ", ".join("NULL" if array is None else f"c{index}" for index, array in enumerate(arrays))
-    parameters = ", ".join(
-        f"%b::{types[column]}[]" for column, array in zip(columns, arrays, strict=True) if array is not None
-    )
+    """INSERT of the columns from one array parameter each, but NULL for the `empty` ones (no array is sent for
+    them), then the table's ON CONFLICT clause."""
+    sent = [column for column in columns if column not in empty]
+    values = ", ".join("NULL" if column in empty else column for column in columns)
+    arrays = ", ".join(f"%b::{types[column]}[]" for column in sent)
     return (
-        f"INSERT INTO {table} ({', '.join(columns)}) SELECT {values} FROM unnest({parameters}) AS u({', '.join(sent)}) "
+        f"INSERT INTO {table} ({', '.join(columns)}) SELECT {values} FROM unnest({arrays}) AS u({', '.join(sent)}) "
         f"{conflict}"
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
+from operator import itemgetter
 from typing import Any, Protocol
 
 from projections import postgres_arrays
@@ -144,18 +145,20 @@ class SqlTx:
         executemany (psycopg pipelines it). The values go by place, not by name: the drivers bind a tuple faster
         than they look each column up in a dict."""
         columns = list(rows[0])
+        empty = empty_columns(rows, columns)
+        sent = [column for column in columns if column not in empty] if empty else columns
         if self.array_types is not None and len(rows) > 1:
             types = self.array_types.get(table)
             if types is None:
                 types = self.array_types[table] = postgres_arrays.array_types(self.cursor, table)
-            arrays = postgres_arrays.column_arrays(rows, columns, types)
+            arrays = postgres_arrays.column_arrays(rows, sent, types)
             if arrays is not None:
                 conflict = _on_conflict(table, columns)
-                statement = postgres_arrays.unnest_statement(table, columns, types, conflict, arrays)
-                self.cursor.execute(statement, [array for array in arrays if array is not None], prepare=True)
+                statement = postgres_arrays.unnest_statement(table, columns, types, conflict, empty)
+                self.cursor.execute(statement, arrays, prepare=True)
                 return
-        marks, values = _nulls_written(self.positional, [tuple(row.values()) for row in rows])
-        self.cursor.executemany(self._upsert_statement(table, columns, marks), values)
+        marks = ["NULL" if column in empty else self.positional for column in columns]
+        self.cursor.executemany(self._upsert_statement(table, columns, marks), _values(rows, sent, empty))
 
     def _upsert_statement(self, table: str, columns: list[str], marks: list[str] | None = None) -> str:
         """Inserts the columns, or updates those outside the table's key where the key is taken; the values by
@@ -210,21 +213,25 @@ def _on_conflict(table: str, columns: Sequence[str]) -> str:
     return f"ON CONFLICT ({', '.join(keys)}) " + (f"DO UPDATE SET {updates}" if updates else "DO NOTHING")
 
 
-def _nulls_written(positional: str, values: list[tuple[Any, ...]]) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """Each column's placeholder, and the values to bind, where a column that is None in every row is written as
-    NULL in the statement rather than bound: Python's sqlite3 binds a None only after looking for an adapter of
-    it, about 0.4 us a value, five times a number's, and a round's row has a dozen columns that most rounds leave
-    empty (a catch-up of 10,000 rounds spent 60 ms binding them). The same rows are written."""
-    if not any(value is None for value in values[0]):  # the first row fills every column, so none is empty in all
-        return [positional] * len(values[0]), values
-    columns = list(zip(*values, strict=True))
-    everywhere = len(values)
-    empty = [column.count(None) == everywhere for column in columns]  # count() compares by identity first, in C
-    if not any(empty):
-        return [positional] * len(columns), values
-    bound = [column for column, none in zip(columns, empty, strict=True) if not none]
-    marks = ["NULL" if none else positional for none in empty]
-    return marks, list(zip(*bound, strict=True)) if bound else [()] * everywhere
+def empty_columns(rows: list[Row], columns: Sequence[str]) -> frozenset[str]:
+    """The columns that are None in every row, which a group's statement writes as NULL rather than sending a None
+    per row: Python's sqlite3 binds a None only after looking for an adapter of it (about 0.4 us a value, five times
+    a number's), psycopg reads an array of nulls through to find its type, and a round's row has a dozen columns
+    that most rounds leave empty. A column the first row fills is not looked at further."""
+    first, everywhere = rows[0], len(rows)
+    return frozenset(
+        column for column in columns
+        if first[column] is None and list(map(itemgetter(column), rows)).count(None) == everywhere
+    )
+
+
+def _values(rows: list[Row], sent: list[str], empty: frozenset[str]) -> list[tuple[Any, ...]]:
+    """Each row's values of the `sent` columns, by place (the drivers bind a tuple faster than a dict by name)."""
+    if not empty:
+        return [tuple(row.values()) for row in rows]
+    if len(sent) == 1:  # itemgetter of one column gives the value, not a tuple
+        return [(row[sent[0]],) for row in rows]
+    return list(map(itemgetter(*sent), rows))
 
 
 def _as_dicts(cursor: Any, rows: list[Any]) -> list[Row]:
