@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -59,23 +60,34 @@ class MemoryTables:
         after: tuple[str, Any] | None = None,
         limit: int | None = None,
         columns: Sequence[str] = (),
+        offset: int = 0,
     ) -> list[Row]:
-        with self._lock:
-            rows = [
-                dict(row)
-                for row in self._rows[table].values()
-                if all(row.get(column) == value for column, value in where.items())
-                and (after is None or row[after[0]] > after[1])
-            ]
+        rows = self._matching(table, where)
+        if after is not None:
+            rows = [row for row in rows if row[after[0]] > after[1]]
         for column, descending in reversed(order):
             rows.sort(key=lambda row, c=column: row[c], reverse=descending)
-        rows = rows[:limit] if limit is not None else rows
+        if limit is not None:
+            rows = rows[offset:offset + limit]
+        elif offset:
+            raise ValueError("an offset is taken with a limit")
         return [{column: row[column] for column in columns} for row in rows] if columns else rows
 
     def count(self, table: str, where: Row) -> int:
+        return len(self._matching(table, where))
+
+    def count_by(self, table: str, where: Row, column: str) -> dict[Any, int]:
+        return dict(Counter(row[column] for row in self._matching(table, where)))
+
+    def sums(self, table: str, where: Row, columns: Sequence[str]) -> Row:
+        rows = self._matching(table, where)
+        return {column: sum(row[column] for row in rows) if rows else None for column in columns}
+
+    def _matching(self, table: str, where: Row) -> list[Row]:
+        """Copies of the rows matching `where`."""
         with self._lock:
-            return sum(all(row.get(column) == value for column, value in where.items())
-                       for row in self._rows[table].values())
+            return [dict(row) for row in self._rows[table].values()
+                    if all(row.get(column) == value for column, value in where.items())]
 
     def clear(self) -> None:
         with self._lock:

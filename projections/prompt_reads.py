@@ -8,7 +8,7 @@ from uuid import UUID
 
 from domain.runs.prompt_verdicts import DeadCost
 from projections.rows import frozen_from, read_row
-from projections.tables import Tables
+from projections.tables import Order, Tables
 
 
 @dataclass(frozen=True)
@@ -29,11 +29,7 @@ class PromptHistoryRow:
     dead_tokens: int
     sampling_seconds: float
     dead_seconds: float
-
-    @property
-    def mean_score(self) -> float:
-        """The mean of its draws' mean scores (each draw has as many answers)."""
-        return self.score_sum / self.draws
+    mean_score: float  # the mean of its draws' mean scores, score_sum / draws (each draw has as many answers)
 
     @property
     def pass_share(self) -> float:
@@ -65,18 +61,30 @@ class PromptCostRow:
 
 COST_COLUMNS = ("round_number", "prompts", "dead_groups", "too_easy", "too_hard", "sampling_seconds", "dead_seconds",
                 "tokens", "dead_tokens")  # a round's number, then DeadCost's fields in their order
-HISTORY_COLUMNS = tuple(f.name for f in fields(PromptHistoryRow))  # a long run's first viewer reads 4,000
+HISTORY_COLUMNS = tuple(f.name for f in fields(PromptHistoryRow))
 
 
 class PromptReads:
     tables: Tables  # provided by TableReadModels
 
-    def prompt_histories(self, org_id: UUID, run_id: UUID, after_round: int | None = None) -> list[PromptHistoryRow]:
-        """Every prompt the run drew, by its index; only those drawn after `after_round` where given."""
-        after = ("last_round", after_round) if after_round is not None else None
-        rows = self.tables.select("prompt_histories", {"run_id": str(run_id), "org_id": str(org_id)},
-                                  order=[("prompt_index", False)], after=after, columns=HISTORY_COLUMNS)
+    def prompt_histories(self, org_id: UUID, run_id: UUID) -> list[PromptHistoryRow]:
+        """Every prompt the run drew, by its index."""
+        return self.prompt_page(org_id, run_id, order=[("prompt_index", False)])
+
+    def prompt_page(self, org_id: UUID, run_id: UUID, *, order: Order, verdict: str | None = None,
+                    offset: int = 0, limit: int | None = None) -> list[PromptHistoryRow]:
+        """The prompts the run drew (of one `verdict` where given) in `order`, at most `limit` from the
+        `offset`-th: the database sorts and pages them, so a page of a long run's list reads 50 rows, not 4,000."""
+        where: dict[str, object] = {"run_id": str(run_id), "org_id": str(org_id)}
+        if verdict is not None:
+            where["verdict"] = verdict
+        rows = self.tables.select("prompt_histories", where, order=order, limit=limit, offset=offset,
+                                  columns=HISTORY_COLUMNS)
         return [frozen_from(PromptHistoryRow, r) for r in rows]  # the columns are its fields, as they are
+
+    def prompt_verdicts(self, org_id: UUID, run_id: UUID) -> dict[str, int]:
+        """How many of the prompts the run drew have each verdict (those no prompt has are absent)."""
+        return self.tables.count_by("prompt_histories", {"run_id": str(run_id), "org_id": str(org_id)}, "verdict")
 
     def prompt_draws(
         self, org_id: UUID, run_id: UUID, prompt_index: int | None = None
@@ -90,11 +98,26 @@ class PromptReads:
             draws.setdefault(r["prompt_index"], []).append(read_row(PromptDrawRow, r))
         return draws
 
-    def prompt_costs(self, org_id: UUID, run_id: UUID, after_round: int | None = None) -> list[PromptCostRow]:
+    def prompt_costs(self, org_id: UUID, run_id: UUID, newest: int | None = None) -> list[PromptCostRow]:
         """Each trained round's sampling cost and the part of it that went to groups that taught nothing, oldest
-        first; only the rounds after `after_round` where given."""
-        after = ("round_number", after_round) if after_round is not None else None
+        first; only the `newest` rounds' where given."""
         rows = self.tables.select("prompt_costs", {"run_id": str(run_id), "org_id": str(org_id)},
-                                  order=[("round_number", False)], after=after, columns=COST_COLUMNS)
-        # DeadCost made by place, its fields in COST_COLUMNS' order: a long run's first viewer reads 1,000 rounds
+                                  order=[("round_number", newest is not None)], limit=newest, columns=COST_COLUMNS)
+        if newest is not None:
+            rows.reverse()
+        # DeadCost made by place, its fields in COST_COLUMNS' order
         return [PromptCostRow(r["round_number"], DeadCost(*(r[c] for c in COST_COLUMNS[1:]))) for r in rows]
+
+    def prompt_cost_rounds(self, org_id: UUID, run_id: UUID) -> int:
+        """How many rounds have a cost (every trained round that drew prompts)."""
+        return self.tables.count("prompt_costs", {"run_id": str(run_id), "org_id": str(org_id)})
+
+    def prompt_cost_total(self, org_id: UUID, run_id: UUID) -> DeadCost:
+        """The run's sampling cost over all its rounds, and the part that went to groups that taught nothing: summed
+        by the database (PostgreSQL sums a BIGINT as a NUMERIC, so each figure is made its field's type again)."""
+        sums = self.tables.sums("prompt_costs", {"run_id": str(run_id), "org_id": str(org_id)}, COST_COLUMNS[1:])
+        return DeadCost(*(kind(sums[column] or 0) for column, kind in zip(COST_COLUMNS[1:], _COST_KINDS,
+                                                                           strict=True)))
+
+
+_COST_KINDS = tuple(type(f.default) for f in fields(DeadCost))  # int or float, COST_COLUMNS[1:]'s, in their order

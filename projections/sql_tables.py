@@ -35,13 +35,22 @@ class SqlTables:
         after: tuple[str, Any] | None = None,
         limit: int | None = None,
         columns: Sequence[str] = (),
+        offset: int = 0,
     ) -> list[Row]:
         with self.reading_cursor() as cursor:
-            return SqlTx(cursor, self.mark).select(table, where, order, after, limit, columns)
+            return SqlTx(cursor, self.mark).select(table, where, order, after, limit, columns, offset)
 
     def count(self, table: str, where: Row) -> int:
         with self.reading_cursor() as cursor:
             return SqlTx(cursor, self.mark).count(table, where)
+
+    def count_by(self, table: str, where: Row, column: str) -> dict[Any, int]:
+        with self.reading_cursor() as cursor:
+            return SqlTx(cursor, self.mark).count_by(table, where, column)
+
+    def sums(self, table: str, where: Row, columns: Sequence[str]) -> Row:
+        with self.reading_cursor() as cursor:
+            return SqlTx(cursor, self.mark).sums(table, where, columns)
 
 
 class SqliteTables(SqlTables):

@@ -81,13 +81,22 @@ class Tables(Protocol):
         after: tuple[str, Any] | None = None,
         limit: int | None = None,
         columns: Sequence[str] = (),
+        offset: int = 0,
     ) -> list[Row]:
-        """The rows matching `where`, in `order`, after the `after` column's value, at most `limit`; only the
-        `columns` given (every column when none is)."""
+        """The rows matching `where`, in `order`, after the `after` column's value, at most `limit` from the
+        `offset`-th on (an offset is taken with a limit); only the `columns` given (every column when none is)."""
         ...
 
     def count(self, table: str, where: Row) -> int:
         """How many rows match `where` (a page that shows the newest rows says how many there are in all)."""
+        ...
+
+    def count_by(self, table: str, where: Row, column: str) -> dict[Any, int]:
+        """How many rows match `where`, by their value of `column` (values no row has are absent)."""
+        ...
+
+    def sums(self, table: str, where: Row, columns: Sequence[str]) -> Row:
+        """Each of the `columns` summed over the rows matching `where`: None where no row does."""
         ...
 
     def clear(self) -> None: ...
@@ -180,6 +189,7 @@ class SqlTx:
         after: tuple[str, Any] | None = None,
         limit: int | None = None,
         columns: Sequence[str] = (),
+        offset: int = 0,
     ) -> list[Row]:
         conditions = self._equal(where)
         params = dict(where)
@@ -192,14 +202,28 @@ class SqlTx:
         if order:
             sql += " ORDER BY " + ", ".join(f"{column} {'DESC' if desc else 'ASC'}" for column, desc in order)
         if limit is not None:
-            sql += f" LIMIT {int(limit)}"
+            sql += f" LIMIT {int(limit)} OFFSET {int(offset)}"
+        elif offset:
+            raise ValueError("an offset is taken with a limit")
         self.cursor.execute(sql, params)
         return _as_dicts(self.cursor, self.cursor.fetchall())
 
     def count(self, table: str, where: Row) -> int:
-        condition = " AND ".join(self._equal(where)) or "TRUE"
-        self.cursor.execute(f"SELECT COUNT(*) FROM {table} WHERE {condition}", where)
+        self.cursor.execute(f"SELECT COUNT(*) FROM {table} WHERE {self._condition(where)}", where)
         return int(self.cursor.fetchone()[0])
+
+    def count_by(self, table: str, where: Row, column: str) -> dict[Any, int]:
+        self.cursor.execute(f"SELECT {column}, COUNT(*) FROM {table} WHERE {self._condition(where)} GROUP BY {column}",
+                            where)
+        return {value: int(count) for value, count in self.cursor.fetchall()}
+
+    def sums(self, table: str, where: Row, columns: Sequence[str]) -> Row:
+        totals = ", ".join(f"SUM({column})" for column in columns)
+        self.cursor.execute(f"SELECT {totals} FROM {table} WHERE {self._condition(where)}", where)
+        return dict(zip(columns, self.cursor.fetchone(), strict=True))
+
+    def _condition(self, where: Row) -> str:
+        return " AND ".join(self._equal(where)) or "TRUE"
 
     def _equal(self, where: Row) -> list[str]:
         """Each column of `where` equal to its value, as conditions."""

@@ -4,6 +4,7 @@ one. Tests import it as `rounds` (tests/conftest.py puts this folder on sys.path
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,3 +42,17 @@ def scored_round(
     if number == 0:
         return RoundResult(0, validation, validation_seconds=typical["validation_seconds"])
     return RoundResult(number, validation, **{**typical, **figures})
+
+
+def prompts_of_round(rng: random.Random, training_prompts: int, per_round: int, answers: int) -> dict:
+    """A round's prompts as trainer/prompt_summary.py sums them up, with made-up scores."""
+    index = rng.sample(range(training_prompts), per_round)
+    passed = [rng.choice([0, 0, 1, answers // 2, answers, answers]) for _ in index]
+    return {
+        "index": index,
+        "mean": [round(p / answers * 0.9 + 0.1 * rng.random(), 4) for p in passed],
+        "passed": passed,
+        "taught": [0 < p < answers for p in passed],
+        "tokens": [rng.randint(answers, 60 * answers) for _ in index],
+        "answers": answers,
+    }

@@ -2,9 +2,11 @@
 history across rounds and its verdict (domain/runs/prompt_verdicts.py), and what sampling spent on groups that taught
 nothing.
 
-The list reads one row per prompt (projections/prompts.py), so it costs the same at round 10 and at round 1,000.
-A prompt is named by its number in the run's training prompts: its text and answers are in the rollout files (your
-data, never in the events), read when a prompt is opened, from the files of the rounds that drew it.
+The list reads one row per prompt (projections/prompts.py), and only the rows it shows: the database counts the
+prompts by verdict, sorts them and gives one page, and sums the cost, so a page costs about the same at round 10 and
+at round 1,000 (4,000 prompts drawn). A prompt is named by its number in the run's training prompts: its text and
+answers are in the rollout files (your data, never in the events), read when a prompt is opened, from the files of
+the rounds that drew it.
 """
 
 from __future__ import annotations
@@ -14,9 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlencode
 
-from app.runs.prompt_views import PromptViews, prompt_views
 from app.runs.samples import PromptSample, SamplesUnreadable, read_prompt
-from app.runs.view import stamp
 from domain.rewards.passing import PASSING_SCORE
 from domain.runs.prompt_verdicts import VERDICTS, DeadCost, dead_cost_advice
 from projections.prompt_reads import PromptDrawRow, PromptHistoryRow
@@ -32,6 +32,14 @@ SORTS = {
     "mean-desc": "Highest mean score",
     "last": "Drawn most recently",
     "index": "Prompt number",
+}
+# Each sort of the list as the database orders it: ties by prompt number, so every prompt has one place
+SORT_ORDERS: dict[str, list[tuple[str, bool]]] = {
+    "drawn": [("draws", True), ("prompt_index", False)],
+    "mean": [("mean_score", False), ("prompt_index", False)],
+    "mean-desc": [("mean_score", True), ("prompt_index", False)],
+    "last": [("last_round", True), ("prompt_index", False)],
+    "index": [("prompt_index", False)],
 }
 PASSING_WORDS = (f"An answer passes with a score of at least {PASSING_SCORE:g}; a draw passes when at least half its "
                  "answers pass. A draw taught when its answers did not all score alike; one whose answers all scored "
@@ -76,24 +84,33 @@ class PromptQuery:
         return urlencode({k: v for k, v in values.items() if v != getattr(PromptQuery, k)})
 
 
-def chosen_prompts(views: PromptViews, query: PromptQuery) -> list[PromptHistoryRow]:
-    """The histories of the query's verdict in its sort, from a state's views (which keep each sort)."""
-    in_order = views.sorted_by(query.sort)
-    return in_order if query.verdict == "all" else [p for p in in_order if p.verdict == query.verdict]
+def chosen_page(read_models: Any, org_id: Any, run_id: Any, query: PromptQuery, offset: int,
+                limit: int) -> list[PromptHistoryRow]:
+    """The query's prompts (of its verdict, in its sort), at most `limit` from the `offset`-th."""
+    verdict = None if query.verdict == "all" else query.verdict
+    return read_models.prompt_page(org_id, run_id, order=SORT_ORDERS[query.sort], verdict=verdict, offset=offset,
+                                   limit=limit)
+
+
+def matched(counts: Mapping[str, int], query: PromptQuery) -> int:
+    """How many prompts the query's verdict has (all of them for "all"), from the counts by verdict."""
+    return sum(counts.values()) if query.verdict == "all" else counts.get(query.verdict, 0)
 
 
 def prompts_context(read_models: Any, identity: Any, run: Any, query: PromptQuery, show_all: bool) -> dict[str, Any]:
     """The Prompts tab: the counts by verdict, the page of prompts, and the cost of dead prompts."""
-    views = prompt_views(read_models, identity.organization_id, run.id, stamp(run))  # read once per state
-    prompts, costs, counts, total = views.histories, views.costs, views.verdict_counts, views.total_cost
-    chosen = chosen_prompts(views, query)
-    pages = max((len(chosen) + PROMPTS_SHOWN - 1) // PROMPTS_SHOWN, 1)
+    org = identity.organization_id
+    counts = read_models.prompt_verdicts(org, run.id)
+    chosen = matched(counts, query)
+    pages = max((chosen + PROMPTS_SHOWN - 1) // PROMPTS_SHOWN, 1)
     page = min(query.page, pages)
+    total = read_models.prompt_cost_total(org, run.id)
+    newest_costs = read_models.prompt_costs(org, run.id, None if show_all else COST_ROUNDS_SHOWN)
     return {
         "prompt_query": replace(query, page=page),
-        "prompts_total": len(prompts),
-        "prompts_matched": len(chosen),
-        "prompts_page": chosen[(page - 1) * PROMPTS_SHOWN:page * PROMPTS_SHOWN],
+        "prompts_total": sum(counts.values()),
+        "prompts_matched": chosen,
+        "prompts_page": chosen_page(read_models, org, run.id, query, (page - 1) * PROMPTS_SHOWN, PROMPTS_SHOWN),
         "prompt_pages": pages,
         "prompts_shown": PROMPTS_SHOWN,
         "verdict_counts": [(v, counts.get(v, 0)) for v in VERDICTS],
@@ -102,8 +119,8 @@ def prompts_context(read_models: Any, identity: Any, run: Any, query: PromptQuer
         "passing_words": PASSING_WORDS,
         "dead_cost": total,
         "dead_cost_advice": dead_cost_advice(total),
-        "cost_rounds": list(reversed(costs))[: len(costs) if show_all else COST_ROUNDS_SHOWN],
-        "cost_rounds_total": len(costs),
+        "cost_rounds": newest_costs[::-1],
+        "cost_rounds_total": read_models.prompt_cost_rounds(org, run.id),
     }
 
 
@@ -169,20 +186,19 @@ def prompts_json(read_models: Any, identity: Any, run: Any, query: PromptQuery, 
     and the next page's link (`url` is the path it is asked at), and the dead cost. Only the page's prompts have
     their draws read: a run of 1,000 rounds x 64 prompts has 64,000."""
     org = identity.organization_id
-    views = prompt_views(read_models, org, run.id, stamp(run))  # the tab's, read once per state of the run
-    prompts = chosen_prompts(views, query)
-    shown = prompts[page.offset:page.offset + page.limit]
+    total = matched(read_models.prompt_verdicts(org, run.id), query)
+    shown = chosen_page(read_models, org, run.id, query, page.offset, page.limit)
     draws = {p.prompt_index: read_models.prompt_draws(org, run.id, p.prompt_index).get(p.prompt_index, [])
              for p in shown}
-    costs, total = views.costs, views.total_cost
+    costs, cost_total = read_models.prompt_costs(org, run.id), read_models.prompt_cost_total(org, run.id)
     after = page.offset + len(shown)
     filters = {k: v for k, v in (("verdict", query.verdict), ("sort", query.sort)) if v != getattr(PromptQuery, k)}
-    next_page = urlencode({**filters, "offset": after, "limit": page.limit}) if after < len(prompts) else None
+    next_page = urlencode({**filters, "offset": after, "limit": page.limit}) if after < total else None
     return {
         "run_id": str(run.id),
         "passing": PASSING_WORDS,
         "verdicts": VERDICT_WORDS,
-        "total": len(prompts),
+        "total": total,
         "offset": page.offset,
         "limit": page.limit,
         "next": f"{url}?{next_page}" if next_page else None,
@@ -211,10 +227,10 @@ def prompts_json(read_models: Any, identity: Any, run: Any, query: PromptQuery, 
             for p in shown
         ],
         "dead_cost": {
-            **_cost_json(total),
+            **_cost_json(cost_total),
             "rounds": [{"round": row.round_number, **_cost_json(row.cost)} for row in costs],
         },
-        "advice": dead_cost_advice(total),
+        "advice": dead_cost_advice(cost_total),
     }
 
 

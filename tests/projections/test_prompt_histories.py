@@ -7,25 +7,12 @@ import random
 from dataclasses import replace
 
 import pytest
+from rounds import prompts_of_round
 
 from domain.runs.prompt_verdicts import draw_passed, tally_of
 from projections.rebuild import rebuild_all
 
 PROMPT_TABLES = ("prompt_rounds", "prompt_histories", "prompt_costs")
-
-
-def prompts_of_round(rng: random.Random, training_prompts: int, per_round: int, answers: int) -> dict:
-    """A round's prompts as trainer/prompt_summary.py sums them up, with made-up scores."""
-    index = rng.sample(range(training_prompts), per_round)
-    passed = [rng.choice([0, 0, 1, answers // 2, answers, answers]) for _ in index]
-    return {
-        "index": index,
-        "mean": [round(p / answers * 0.9 + 0.1 * rng.random(), 4) for p in passed],
-        "passed": passed,
-        "taught": [0 < p < answers for p in passed],
-        "tokens": [rng.randint(answers, 60 * answers) for _ in index],
-        "answers": answers,
-    }
 
 
 def test_a_rebuild_gives_the_same_prompt_histories_as_the_live_projection(stack, round_result, owner):

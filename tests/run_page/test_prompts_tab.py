@@ -139,9 +139,9 @@ def test_a_live_runs_prompts_tab_polls_with_its_filters_and_stops_once_the_run_e
     assert ended.status_code == 200 and "every 2s" not in ended.text and '"mono">#0<' in ended.text
 
 
-def test_a_live_runs_prompts_tab_reads_what_changed_and_shows_what_a_full_read_shows(console: Console) -> None:
-    """The first viewer of a new state reads only the histories and costs of the rounds since the previous state
-    (app/runs/prompt_views.py): what it draws is what a process that never saw the run draws."""
+def test_a_live_runs_prompts_tab_shows_each_new_state_as_a_process_that_never_saw_the_run(console: Console) -> None:
+    """The first viewer of each new state of a live run draws the tab that a process that never saw the run draws
+    (nothing drawn for an earlier state is shown for a later one)."""
     body = {"name": "live", "training": {"rl": {"rounds": 4, "reward": MATH_PAIRS}}}
     run_id = console.verity.save_run(console.org_id, console.project_id, run_body_from_api(body), OWNER).id
     console.verity.launch_run(console.org_id, run_id, OWNER, "owner")
