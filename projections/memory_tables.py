@@ -73,6 +73,10 @@ class MemoryTables:
             raise ValueError("an offset is taken with a limit")
         return [{column: row[column] for column in columns} for row in rows] if columns else rows
 
+    def select_values(self, table: str, where: Row, columns: Sequence[str], order: Order = (),
+                      after: tuple[str, Any] | None = None) -> list[tuple[Any, ...]]:
+        return [tuple(row.values()) for row in self.select(table, where, order, after, columns=columns)]
+
     def count(self, table: str, where: Row) -> int:
         return len(self._matching(table, where))
 

@@ -4,7 +4,9 @@ timeline. A mixin of `TableReadModels` (projections/store.py), which gives it `t
 from __future__ import annotations
 
 import json
+from collections import namedtuple
 from dataclasses import fields
+from functools import cache
 from typing import Any
 from uuid import UUID
 
@@ -54,6 +56,12 @@ def _round_row(run_id: UUID, row: Row) -> RoundRow:
     row["updated"] = bool(row["updated"])
     row["run_id"] = run_id
     return frozen_from(RoundRow, row)
+
+
+@cache
+def _figures_row(figures: tuple[str, ...]) -> Any:
+    """A named tuple of the `figures` (made once for each set asked for)."""
+    return namedtuple("RoundFigures", figures)
 
 
 def _run_row(r: Row) -> RunRow:
@@ -141,13 +149,25 @@ class RunReads:
         rows = self.tables.select("run_details", {"id": str(run_id), "org_id": str(org_id)})
         return (rows[0]["name"] or "Untitled run") if rows else ""
 
-    def rounds(self, org_id: UUID, run_id: UUID, after: int | None = None) -> list[RoundRow]:
-        """The run's rounds, newest first; `after`: only those numbered above it."""
+    def rounds(self, org_id: UUID, run_id: UUID, after: int | None = None, newest: int | None = None) -> list[RoundRow]:
+        """The run's rounds, newest first; `after`: only those numbered above it; `newest`: at most that many."""
         rows = self.tables.select(
             "rounds", {"run_id": str(run_id), "org_id": str(org_id)}, order=[("round_number", True)],
-            after=("round_number", after) if after is not None else None, columns=_ROUND_COLUMNS,
+            after=("round_number", after) if after is not None else None, limit=newest, columns=_ROUND_COLUMNS,
         )
         return [_round_row(run_id, r) for r in rows]
+
+    def round_count(self, org_id: UUID, run_id: UUID) -> int:
+        return self.tables.count("rounds", {"run_id": str(run_id), "org_id": str(org_id)})
+
+    def round_figures(self, org_id: UUID, run_id: UUID, figures: tuple[str, ...],
+                      after: int | None = None) -> list[Any]:
+        """Each round's `figures` alone (columns of its row), oldest first, as a named tuple: what a chart draws of
+        the rounds, without the rest of their rows; `after`: only the rounds numbered above it."""
+        rows = self.tables.select_values("rounds", {"run_id": str(run_id), "org_id": str(org_id)}, figures,
+                                         order=[("round_number", False)],
+                                         after=("round_number", after) if after is not None else None)
+        return list(map(_figures_row(figures)._make, rows))
 
     def round_seconds(self, org_id: UUID, run_id: UUID, after: int | None = None) -> list[tuple[int, float]]:
         """Each round's number and the seconds it took (sampling, grading, update, validation), from those columns

@@ -40,6 +40,11 @@ class SqlTables:
         with self.reading_cursor() as cursor:
             return SqlTx(cursor, self.mark).select(table, where, order, after, limit, columns, offset)
 
+    def select_values(self, table: str, where: Row, columns: Sequence[str], order: Order = (),
+                      after: tuple[str, Any] | None = None) -> list[tuple[Any, ...]]:
+        with self.reading_cursor() as cursor:
+            return SqlTx(cursor, self.mark).select_values(table, where, columns, order, after)
+
     def count(self, table: str, where: Row) -> int:
         with self.reading_cursor() as cursor:
             return SqlTx(cursor, self.mark).count(table, where)

@@ -87,6 +87,12 @@ class Tables(Protocol):
         `offset`-th on (an offset is taken with a limit); only the `columns` given (every column when none is)."""
         ...
 
+    def select_values(self, table: str, where: Row, columns: Sequence[str], order: Order = (),
+                      after: tuple[str, Any] | None = None) -> list[tuple[Any, ...]]:
+        """`select`'s rows as tuples of the `columns`' values, in their order: a read of many rows that makes no
+        dict of each (a run page's chart reads 1,000 rounds)."""
+        ...
+
     def count(self, table: str, where: Row) -> int:
         """How many rows match `where` (a page that shows the newest rows says how many there are in all)."""
         ...
@@ -191,6 +197,17 @@ class SqlTx:
         columns: Sequence[str] = (),
         offset: int = 0,
     ) -> list[Row]:
+        rows = self._fetch(table, where, order, after, limit, columns, offset)
+        return _as_dicts(self.cursor, rows)
+
+    def select_values(self, table: str, where: Row, columns: Sequence[str], order: Order = (),
+                      after: tuple[str, Any] | None = None) -> list[tuple[Any, ...]]:
+        rows = self._fetch(table, where, order, after, None, columns, 0)
+        return [tuple(row.values()) for row in rows] if rows and isinstance(rows[0], dict) else rows
+
+    def _fetch(self, table: str, where: Row, order: Order, after: tuple[str, Any] | None, limit: int | None,
+               columns: Sequence[str], offset: int) -> list[Any]:
+        """The rows as the driver gives them."""
         conditions = self._equal(where)
         params = dict(where)
         if after is not None:
@@ -206,7 +223,7 @@ class SqlTx:
         elif offset:
             raise ValueError("an offset is taken with a limit")
         self.cursor.execute(sql, params)
-        return _as_dicts(self.cursor, self.cursor.fetchall())
+        return self.cursor.fetchall()
 
     def count(self, table: str, where: Row) -> int:
         self.cursor.execute(f"SELECT COUNT(*) FROM {table} WHERE {self._condition(where)}", where)

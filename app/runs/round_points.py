@@ -3,7 +3,9 @@
 A 1,000-round run's charts hold 13 lines of 1,000 points; rounding them and writing them out as JSON again for every
 new state of the run cost its first viewer ~10 ms a round. A round's row never changes once scored, so its points are
 kept as JSON text, and a chart is its points joined: the first viewer after a round works out that round's points.
-What is drawn is what app/runs/metrics.py draws from all the rounds (tests/run_page/test_round_points.py).
+The Reward chart (RewardPoints) and the RL metrics (MetricPoints) are worked out apart, each from the figures it
+draws alone (REWARD_FIGURES, METRIC_FIGURES): a part draws one of them. What is drawn is what app/runs/metrics.py
+draws from all the rounds (tests/run_page/test_round_points.py).
 """
 
 from __future__ import annotations
@@ -24,46 +26,59 @@ from app.runs.metrics import (
     tiles_of,
     trends_of,
 )
-from projections.rows import RoundRow
 
 TILED = ("reward", "accuracy", "loss")  # the figures the tiles and trends read, in tiles_of's order
 _POINTS = "\u0000points:"  # a placeholder for a line's points in a chart's JSON; no name or label holds it
 
 
 @dataclass(frozen=True)
-class RoundPoints:
-    """The points of the rounds 0 to `rounds - 1`, oldest first, as JSON text: `every` of every round (the Reward
-    chart), `trained` of the rounds after round 0 (the small charts), each line by its key; `known` the values of
-    the trained rounds that have one (the tiles and trends)."""
+class RewardPoints:
+    """The Reward chart's points of the rounds 0 to `rounds - 1`, oldest first, as JSON text, each line by its key
+    ("x": the rounds); `round_zero` the starting adapter's validation, where round 0 is among them."""
 
     rounds: int = 0
     every: dict[str, list[str]] = field(default_factory=dict)
-    trained: dict[str, list[str]] = field(default_factory=dict)
-    drawn: frozenset[str] = frozenset()  # the lines of the small charts with a point
-    known: dict[str, list[float]] = field(default_factory=dict)
+    round_zero: float | None = None
+    trained_rounds: int = 0  # the rounds after round 0
 
-    def taking(self, rounds: Sequence[RoundRow]) -> RoundPoints:
-        """These points and those of `rounds` (the next rounds, oldest first), leaving these as they are: viewers
-        of the run's earlier state may still be drawing from them. Taken a line at a time: a run's first viewer
-        takes all its rounds at once."""
-        trained = [r for r in rounds if r.round_number >= 1]
-        every_texts = {"x": json_texts([r.round_number for r in rounds])}
-        every_texts |= {line.name: line.texts(rounds) for line in REWARD_LINES}
-        trained_texts = {"x": json_texts([r.round_number for r in trained])}
-        trained_texts |= {line.name: line.texts(trained) for chart in SMALL_CHARTS for line in chart.lines}
-        drawn = self.drawn | {name for name, texts in trained_texts.items()
-                              if name != "x" and texts.count("null") < len(texts)}
-        known = {name: [*self.known.get(name, ()), *known_values(trained, name)] for name in TILED}
-        return RoundPoints(self.rounds + len(rounds), _joined(self.every, every_texts),
-                           _joined(self.trained, trained_texts), frozenset(drawn), known)
-
-    @property
-    def trained_rounds(self) -> int:
-        return len(self.trained.get("x", ()))
+    def taking(self, rounds: Sequence[Any]) -> RewardPoints:
+        """These points and those of `rounds` (the next rounds, oldest first, each with the lines' figures as
+        attributes), leaving these as they are: viewers of the run's earlier state may still be drawing from them.
+        Taken a line at a time: a run's first viewer takes all its rounds at once."""
+        texts = {"x": json_texts([r.round_number for r in rounds])}
+        texts |= {line.name: line.texts(rounds) for line in REWARD_LINES}
+        zero = next((r.validation_reward for r in rounds[:1] if r.round_number == 0), self.round_zero)
+        trained = sum(1 for r in rounds if r.round_number >= 1)
+        return RewardPoints(self.rounds + len(rounds), _joined(self.every, texts), zero, self.trained_rounds + trained)
 
     def reward_chart(self) -> str:
         document = reward_chart_document(_POINTS + "x", [_POINTS + line.name for line in REWARD_LINES])
         return _with_points(document, self.every)
+
+
+@dataclass(frozen=True)
+class MetricPoints:
+    """The small charts' points of the trained rounds 1 to `trained_rounds`, oldest first, as JSON text, each line by
+    its key ("x": the rounds); `drawn` the lines with a point; `known` the values the trained rounds have of the
+    figures the tiles and trends read."""
+
+    trained: dict[str, list[str]] = field(default_factory=dict)
+    drawn: frozenset[str] = frozenset()
+    known: dict[str, list[float]] = field(default_factory=dict)
+
+    def taking(self, rounds: Sequence[Any]) -> MetricPoints:
+        """These points and those of the trained ones of `rounds` (the next rounds, oldest first), leaving these as
+        they are."""
+        trained = [r for r in rounds if r.round_number >= 1]
+        texts = {"x": json_texts([r.round_number for r in trained])}
+        texts |= {line.name: line.texts(trained) for chart in SMALL_CHARTS for line in chart.lines}
+        drawn = self.drawn | {name for name, line in texts.items() if name != "x" and line.count("null") < len(line)}
+        known = {name: [*self.known.get(name, ()), *known_values(trained, name)] for name in TILED}
+        return MetricPoints(_joined(self.trained, texts), frozenset(drawn), known)
+
+    @property
+    def trained_rounds(self) -> int:
+        return len(self.trained.get("x", ()))
 
     def small_charts(self) -> list[str]:
         charts = []
@@ -79,6 +94,12 @@ class RoundPoints:
 
     def trends(self) -> list[Trend]:
         return trends_of(self.known.get("accuracy", []), self.known.get("reward", []))
+
+
+# The rounds' figures the charts, tiles and trends draw: all a part that shows them reads of a round
+REWARD_FIGURES = tuple(dict.fromkeys(["round_number", *(line.field for line in REWARD_LINES), "validation_reward"]))
+METRIC_FIGURES = ("round_number", *dict.fromkeys([*(line.field for chart in SMALL_CHARTS for line in chart.lines),
+                                                  *TILED]))
 
 
 def _joined(texts: dict[str, list[str]], more: dict[str, list[str]]) -> dict[str, list[str]]:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.runs.progress import progress_of
-from app.runs.round_views import NO_ROUNDS, RoundViews, round_views, trained_time
+from app.runs.round_views import RoundViews
 from app.runs.steps import loss_chart, objective_of
 from app.shell.identity import Identity
 from domain.runs import objectives
@@ -36,15 +36,11 @@ def stamp(run: RunDetail) -> str:
 
 
 # The newest rows a table shows until its reader asks for all (Show all): a live page sends a few kilobytes a
-# round rather than every round's row, log line and event (660 KB at 1,000 rounds)
+# round rather than every round's row, log line and event (660 KB at 1,000 rounds); at most the rows kept of a run
+# (app/runs/round_views.py)
 ROUNDS_SHOWN = 50
 LOG_LINES_SHOWN = 50
 TIMELINE_SHOWN = 100
-
-
-# The Overview's parts that show nothing drawn from the rounds: they read none (the process's first viewer of a
-# 1,000-round run would read them all for the status line's Time left, which needs two sums)
-PARTS_WITHOUT_ROUNDS = ("status", "summary")
 PARTS_WITH_TIME_LEFT = (None, "status")  # the status line, on its own or in a whole page (of any tab)
 
 
@@ -54,11 +50,10 @@ def run_page_context(
 ) -> dict[str, Any]:
     """`part`: the one part drawn (None: a whole page, on any tab). `show_all`: the part shows every row (its reader
     chose Show all), not only the newest."""
-    # what is drawn from the rounds is built when a part shows it, not for every part (app/runs/round_views.py)
+    # what is drawn from the rounds is read and built when a template shows it, from what it shows alone: the
+    # rows of the Rounds table, the Reward chart's points (app/runs/round_views.py)
     state = stamp(run)
-    drawn_from_rounds = tab == "overview" and part not in PARTS_WITHOUT_ROUNDS
-    views = round_views(read_models, identity.organization_id, run.id, state) if drawn_from_rounds else NO_ROUNDS
-    rounds = views.rounds
+    views = RoundViews(read_models, identity.organization_id, run.id, state, show_all=show_all)
     # the Timeline tab reads only the events it shows (the newest, unless Show all), and counts the others
     timeline_length = read_models.timeline_length(identity.organization_id, run.id) if tab == "timeline" else 0
     shown = None if show_all else TIMELINE_SHOWN
@@ -77,12 +72,10 @@ def run_page_context(
         "live": run.live,
         "stamp": state,
         "tab": tab,
-        "rounds": rounds,
-        "best": views.round(run.best_round),
         "timeline": timeline,
         "show_all": show_all,
-        "rounds_shown": len(rounds) if show_all else ROUNDS_SHOWN,
-        "log_lines_shown": len(rounds) if show_all else LOG_LINES_SHOWN,
+        "rounds_shown": None if show_all else ROUNDS_SHOWN,  # None: every row (templates slice views.rounds)
+        "log_lines_shown": None if show_all else LOG_LINES_SHOWN,
         "timeline_shown": len(timeline),
         "timeline_length": timeline_length,
         "settings": settings_rows(run),
@@ -92,12 +85,9 @@ def run_page_context(
         "score_against_baseline": can_score_against_baseline(run),
         "refusal": None,  # a launch or retry refused: the words, shown beside the run's actions
         "plan_refused": False,  # ... by the plan: with Upgrade, or See plans (templates/auth/plan_notice.html)
-        "time_left": shown_time_left(read_models, run, state, objective, views, steps_for_status) if part in
-        PARTS_WITH_TIME_LEFT else "",
+        "time_left": shown_time_left(run, objective, views, steps_for_status) if part in PARTS_WITH_TIME_LEFT else "",
         "launch_confirmation": launch_confirmation(run),
         "views": views,
-        "trained": views.trained,
-        "round_zero": views.round_zero,
         "trial": trial_rows(run),
         "finished_with_adapter": run.state in FINISHED_WITH_ADAPTER and run.adapter is not None,
         "merge": run.merge,
@@ -155,13 +145,11 @@ def duration(seconds: float) -> str:
     return f"{hours} h {rest // 60} min" if hours else f"{max(round(rest / 60), 1)} min"
 
 
-def shown_time_left(read_models: ReadModels, run: RunDetail, state: str, objective: str, views: RoundViews,
-                    steps: list[StepRow]) -> str:
-    """The status line's Time left (est.), in rounds for RL and in steps for SFT, DPO and Head; `state`: the run's
-    stamp, as the page worked it out."""
+def shown_time_left(run: RunDetail, objective: str, views: RoundViews, steps: list[StepRow]) -> str:
+    """The status line's Time left (est.), in rounds for RL and in steps for SFT, DPO and Head."""
     if objective != "rl":
         return steps_time_left(run, steps)
-    return time_left(run, lambda: trained_time(read_models, run.org_id, run.id, state, views))
+    return time_left(run, views.trained_time)
 
 
 def time_left(run: RunDetail, trained: Callable[[], tuple[int, float]]) -> str:

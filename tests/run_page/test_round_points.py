@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import random
+from collections import namedtuple
+from typing import Any
 
 from app.runs.metrics import REWARD_LINES, SMALL_CHARTS, reward_chart, small_charts, tiles, trends
-from app.runs.round_points import RoundPoints
-from app.runs.round_views import RoundViews
+from app.runs.round_points import METRIC_FIGURES, REWARD_FIGURES, MetricPoints, RewardPoints
 from projections.rows import RoundRow
 
 MAYBE = ("reward", "signal", "cut_off", "loss", "mean_answer_tokens", "token_entropy", "accuracy", "clipped",
@@ -30,9 +31,9 @@ def rounds(count: int, seed: int) -> list[RoundRow]:
     return made
 
 
-def taken_in_steps(oldest_first: list[RoundRow], rng: random.Random) -> list[RoundPoints]:
-    """The points after each state of the run: a few rounds arriving at a time."""
-    states, points, at = [], RoundPoints(), 0
+def taken_in_steps(oldest_first: list[RoundRow], rng: random.Random, points: Any) -> list[Any]:
+    """The points (RewardPoints or MetricPoints) after each state of the run: a few rounds arriving at a time."""
+    states, at = [], 0
     while at < len(oldest_first):
         step = rng.choice((1, 1, 2, 5))
         points = points.taking(oldest_first[at:at + step])
@@ -45,50 +46,41 @@ def test_points_kept_a_round_at_a_time_draw_what_all_the_rounds_draw() -> None:
     rng = random.Random(7)
     for seed in range(6):
         every = rounds(rng.randint(1, 40), seed)
-        states = taken_in_steps(every, rng)
-        for points in [*states, RoundPoints().taking(every)]:
-            so_far = every[:points.rounds]
-            newest_first = so_far[::-1]  # as the read model gives them
+        for points in [*taken_in_steps(every, rng, RewardPoints()), RewardPoints().taking(every)]:
+            newest_first = every[:points.rounds][::-1]  # as the read model gives them
             assert json.loads(points.reward_chart()) == reward_chart(newest_first)
+            assert points.round_zero == every[0].validation_reward
+            assert points.trained_rounds == len([r for r in newest_first if r.round_number >= 1])
+        for points in [*taken_in_steps(every, rng, MetricPoints()), MetricPoints().taking(every)]:
+            newest_first = every[:points.trained_rounds + 1][::-1]
             assert [json.loads(chart) for chart in points.small_charts()] == small_charts(newest_first)
             assert points.tiles() == tiles(newest_first) and points.trends() == trends(newest_first)
-            assert points.trained_rounds == len([r for r in so_far if r.round_number >= 1])
 
 
-def test_views_state_to_state_work_out_their_points_when_drawn_and_hold_what_all_the_rounds_hold() -> None:
-    """A state whose charts nobody drew (only the status line was asked for) hands its rounds on to the next."""
-    rng = random.Random(11)
-    every = rounds(60, seed=3)
-    views, at = None, 0
-    while at < len(every):
-        step = min(rng.choice((1, 2, 4)), len(every) - at)
-        so_far = every[:at + step][::-1]  # newest first, as the read model gives them
-        views = RoundViews.of(so_far) if views is None else RoundViews.of(so_far, views, so_far[:step])
-        at += step
-        if rng.random() < 0.4:  # a part with a chart asked for this state
-            assert json.loads(views.chart) == reward_chart(so_far)
-        trained = [r for r in so_far if r.round_number >= 1]
-        assert views.trained_rounds == len(trained) and abs(views.trained_seconds - sum(
-            r.sampling_seconds + r.grading_seconds + r.update_seconds + r.validation_seconds for r in trained)) < 1e-9
-    assert [json.loads(chart) for chart in views.small_charts] == small_charts(every[::-1])
-    assert views.tiles == tiles(every[::-1]) and views.trends == trends(every[::-1])
+def test_points_drawn_from_a_rounds_figures_alone_are_those_drawn_from_its_row() -> None:
+    """A part reads of each round only the figures it draws (REWARD_FIGURES, METRIC_FIGURES), as named tuples."""
+    every = rounds(30, seed=4)
+    for figures, points in ((REWARD_FIGURES, RewardPoints()), (METRIC_FIGURES, MetricPoints())):
+        named = namedtuple("Figures", figures)  # type: ignore[misc]
+        alone = [named(*(getattr(row, name) for name in figures)) for row in every]
+        assert points.taking(alone) == points.taking(every)
 
 
 def test_taking_rounds_leaves_the_earlier_points_as_they_were() -> None:
     """Viewers of the run's earlier state may still be drawing from its points when a round arrives."""
     every = rounds(6, seed=0)
-    earlier = RoundPoints().taking(every[:3])
-    chart, small = earlier.reward_chart(), earlier.small_charts()
-    later = earlier.taking(every[3:])
-    assert earlier.reward_chart() == chart and earlier.small_charts() == small and earlier.rounds == 3
-    assert json.loads(later.reward_chart())["x"] == [0, 1, 2, 3, 4, 5]
+    earlier, earlier_metrics = RewardPoints().taking(every[:3]), MetricPoints().taking(every[:3])
+    chart, small = earlier.reward_chart(), earlier_metrics.small_charts()
+    later, later_metrics = earlier.taking(every[3:]), earlier_metrics.taking(every[3:])
+    assert earlier.reward_chart() == chart and earlier_metrics.small_charts() == small and earlier.rounds == 3
+    assert json.loads(later.reward_chart())["x"] == [0, 1, 2, 3, 4, 5] and later_metrics.trained_rounds == 5
 
 
 def test_a_run_without_trained_rounds_draws_round_zero_alone() -> None:
-    points = RoundPoints().taking(rounds(1, seed=0))
-    assert json.loads(points.reward_chart())["x"] == [0]
-    assert points.small_charts() == [] and points.trends() == [] and points.trained_rounds == 0
-    assert points.tiles()[0].value == "0"
+    points, metrics = RewardPoints().taking(rounds(1, seed=0)), MetricPoints().taking(rounds(1, seed=0))
+    assert json.loads(points.reward_chart())["x"] == [0] and points.trained_rounds == 0
+    assert metrics.small_charts() == [] and metrics.trends() == [] and metrics.trained_rounds == 0
+    assert metrics.tiles()[0].value == "0"
 
 
 def test_a_line_s_points_are_written_as_json_writes_them() -> None:
