@@ -4,9 +4,7 @@ timeline. A mixin of `TableReadModels` (projections/store.py), which gives it `t
 from __future__ import annotations
 
 import json
-from collections import namedtuple
 from dataclasses import fields
-from functools import cache
 from typing import Any
 from uuid import UUID
 
@@ -56,12 +54,6 @@ def _round_row(run_id: UUID, row: Row) -> RoundRow:
     row["updated"] = bool(row["updated"])
     row["run_id"] = run_id
     return frozen_from(RoundRow, row)
-
-
-@cache
-def _figures_row(figures: tuple[str, ...]) -> Any:
-    """A named tuple of the `figures` (made once for each set asked for)."""
-    return namedtuple("RoundFigures", figures)
 
 
 def _run_row(r: Row) -> RunRow:
@@ -161,21 +153,21 @@ class RunReads:
         return self.tables.count("rounds", {"run_id": str(run_id), "org_id": str(org_id)})
 
     def round_figures(self, org_id: UUID, run_id: UUID, figures: tuple[str, ...],
-                      after: int | None = None) -> list[Any]:
-        """Each round's `figures` alone (columns of its row), oldest first, as a named tuple: what a chart draws of
-        the rounds, without the rest of their rows; `after`: only the rounds numbered above it."""
+                      after: int | None = None) -> dict[str, list[Any]]:
+        """The rounds' `figures` alone (columns of their rows), each a list of its values oldest first: what a chart
+        draws of the rounds, without the rest of their rows; `after`: only the rounds numbered above it."""
         rows = self.tables.select_values("rounds", {"run_id": str(run_id), "org_id": str(org_id)}, figures,
                                          order=[("round_number", False)],
                                          after=("round_number", after) if after is not None else None)
-        return list(map(_figures_row(figures)._make, rows))
+        return dict(zip(figures, map(list, zip(*rows, strict=True)), strict=True)) if rows else {f: [] for f in figures}
 
     def round_seconds(self, org_id: UUID, run_id: UUID, after: int | None = None) -> list[tuple[int, float]]:
         """Each round's number and the seconds it took (sampling, grading, update, validation), from those columns
         alone; `after`: only the rounds numbered above it."""
-        rows = self.tables.select("rounds", {"run_id": str(run_id), "org_id": str(org_id)},
-                                  after=("round_number", after) if after is not None else None,
-                                  columns=("round_number", *ROUND_SECONDS))
-        return [(row["round_number"], sum(row[part] for part in ROUND_SECONDS)) for row in rows]  # as RoundRow.seconds
+        rows = self.tables.select_values("rounds", {"run_id": str(run_id), "org_id": str(org_id)},
+                                         ("round_number", *ROUND_SECONDS),
+                                         after=("round_number", after) if after is not None else None)
+        return [(row[0], sum(row[1:])) for row in rows]  # summed in ROUND_SECONDS' order, as RoundRow.seconds
 
     def samples(self, org_id: UUID, run_id: UUID, newest: int | None = None) -> list[RolloutFileRow]:
         """The run's rollout files, newest first (only the `newest` ones where given): the trainer writes

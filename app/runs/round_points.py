@@ -11,7 +11,8 @@ draws from all the rounds (tests/run_page/test_round_points.py).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +22,6 @@ from app.runs.metrics import (
     Tile,
     Trend,
     json_texts,
-    known_values,
     reward_chart_document,
     tiles_of,
     trends_of,
@@ -41,15 +41,15 @@ class RewardPoints:
     round_zero: float | None = None
     trained_rounds: int = 0  # the rounds after round 0
 
-    def taking(self, rounds: Sequence[Any]) -> RewardPoints:
-        """These points and those of `rounds` (the next rounds, oldest first, each with the lines' figures as
-        attributes), leaving these as they are: viewers of the run's earlier state may still be drawing from them.
-        Taken a line at a time: a run's first viewer takes all its rounds at once."""
-        texts = {"x": json_texts([r.round_number for r in rounds])}
-        texts |= {line.name: line.texts(rounds) for line in REWARD_LINES}
-        zero = next((r.validation_reward for r in rounds[:1] if r.round_number == 0), self.round_zero)
-        trained = sum(1 for r in rounds if r.round_number >= 1)
-        return RewardPoints(self.rounds + len(rounds), _joined(self.every, texts), zero, self.trained_rounds + trained)
+    def taking(self, figures: Mapping[str, Sequence[Any]]) -> RewardPoints:
+        """These points and those of the next rounds, oldest first, given by their `figures` (REWARD_FIGURES, each
+        a list of its values), leaving these as they are: viewers of the run's earlier state may still be drawing
+        from them. Taken a line at a time: a run's first viewer takes all its rounds at once."""
+        numbers = figures["round_number"]
+        texts = {"x": json_texts(list(numbers))} | {line.name: line.texts(figures[line.field]) for line in REWARD_LINES}
+        zero = figures["validation_reward"][0] if numbers and numbers[0] == 0 else self.round_zero
+        trained = len(numbers) - bisect_left(numbers, 1)  # numbered from 1, after round 0
+        return RewardPoints(self.rounds + len(numbers), _joined(self.every, texts), zero, self.trained_rounds + trained)
 
     def reward_chart(self) -> str:
         document = reward_chart_document(_POINTS + "x", [_POINTS + line.name for line in REWARD_LINES])
@@ -66,14 +66,15 @@ class MetricPoints:
     drawn: frozenset[str] = frozenset()
     known: dict[str, list[float]] = field(default_factory=dict)
 
-    def taking(self, rounds: Sequence[Any]) -> MetricPoints:
-        """These points and those of the trained ones of `rounds` (the next rounds, oldest first), leaving these as
-        they are."""
-        trained = [r for r in rounds if r.round_number >= 1]
-        texts = {"x": json_texts([r.round_number for r in trained])}
-        texts |= {line.name: line.texts(trained) for chart in SMALL_CHARTS for line in chart.lines}
+    def taking(self, figures: Mapping[str, Sequence[Any]]) -> MetricPoints:
+        """These points and those of the trained ones of the next rounds, oldest first, given by their `figures`
+        (METRIC_FIGURES, each a list of its values), leaving these as they are."""
+        start = bisect_left(figures["round_number"], 1)  # the trained rounds, numbered from 1
+        trained = {name: values[start:] for name, values in figures.items()} if start else figures
+        texts = {"x": json_texts(list(trained["round_number"]))}
+        texts |= {line.name: line.texts(trained[line.field]) for chart in SMALL_CHARTS for line in chart.lines}
         drawn = self.drawn | {name for name, line in texts.items() if name != "x" and line.count("null") < len(line)}
-        known = {name: [*self.known.get(name, ()), *known_values(trained, name)] for name in TILED}
+        known = {name: [*self.known.get(name, ()), *(v for v in trained[name] if v is not None)] for name in TILED}
         return MetricPoints(_joined(self.trained, texts), frozenset(drawn), known)
 
     @property

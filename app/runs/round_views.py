@@ -150,7 +150,7 @@ def reward_points_since(read_models: Any, org_id: UUID, run_id: UUID, before: Re
     rounds read do not follow on from `before`'s."""
     if before is not None:
         arrived = read_models.round_figures(org_id, run_id, REWARD_FIGURES, after=before.rounds - 1)
-        if not arrived or arrived[0].round_number == before.rounds:
+        if arrived["round_number"][:1] in ([], [before.rounds]):
             return before.taking(arrived)
     return RewardPoints().taking(read_models.round_figures(org_id, run_id, REWARD_FIGURES))
 
@@ -159,9 +159,9 @@ def metric_points_since(read_models: Any, org_id: UUID, run_id: UUID, before: Me
     """The RL metrics' points: `before`'s and those of the trained rounds after its last, or all of them again
     where the rounds read do not follow on from `before`'s (trained rounds are 1, 2, 3, ...)."""
     if before is not None:
-        newest = max(before.trained_rounds, 0)
+        newest = before.trained_rounds  # its newest round: trained rounds are 1, 2, 3, ...
         arrived = read_models.round_figures(org_id, run_id, METRIC_FIGURES, after=newest)
-        if not arrived or arrived[0].round_number == newest + 1:
+        if arrived["round_number"][:1] in ([], [newest + 1]):
             return before.taking(arrived)
     return MetricPoints().taking(read_models.round_figures(org_id, run_id, METRIC_FIGURES, after=0))  # trained ones
 

@@ -24,8 +24,10 @@ def test_the_newest_rows_the_count_and_the_figures_agree_with_the_whole_rows(sta
         assert read_models.rounds(org, run_id, newest=3) == every[:3]
         assert read_models.rounds(org, run_id, after=4, newest=50) == every[:2]
         for figures in (REWARD_FIGURES, METRIC_FIGURES):
-            whole = [tuple(getattr(row, name) for name in figures) for row in reversed(every)]
-            assert [tuple(f) for f in read_models.round_figures(org, run_id, figures)] == whole
-            assert [f._fields for f in read_models.round_figures(org, run_id, figures, after=4)] == [figures] * 2
-            assert read_models.round_figures(org, run_id, figures, after=4) == whole[5:]
+            whole = {name: [getattr(row, name) for row in reversed(every)] for name in figures}  # oldest first
+            assert read_models.round_figures(org, run_id, figures) == whole and list(whole) == list(figures)
+            assert read_models.round_figures(org, run_id, figures, after=4) == {
+                name: values[5:] for name, values in whole.items()}
+            assert read_models.round_figures(org, run_id, figures, after=6) == {name: [] for name in figures}
+        assert read_models.round_seconds(org, run_id, after=4) == [(r.round_number, r.seconds) for r in every[1::-1]]
         assert read_models.round_count(org, stack.save(name="none")) == 0

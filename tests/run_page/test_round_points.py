@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import random
-from collections import namedtuple
 from typing import Any
 
 from app.runs.metrics import REWARD_LINES, SMALL_CHARTS, reward_chart, small_charts, tiles, trends
@@ -14,6 +13,8 @@ from projections.rows import RoundRow
 
 MAYBE = ("reward", "signal", "cut_off", "loss", "mean_answer_tokens", "token_entropy", "accuracy", "clipped",
          "grad_norm")
+
+EVERY_FIGURE = tuple(dict.fromkeys(REWARD_FIGURES + METRIC_FIGURES))
 
 
 def rounds(count: int, seed: int) -> list[RoundRow]:
@@ -31,12 +32,18 @@ def rounds(count: int, seed: int) -> list[RoundRow]:
     return made
 
 
+def figures_of(rounds: list[RoundRow], figures: tuple[str, ...]) -> dict[str, list[Any]]:
+    """The rounds' `figures`, each a list of its values, as the read model gives them (round_figures)."""
+    return {name: [getattr(r, name) for r in rounds] for name in figures}
+
+
 def taken_in_steps(oldest_first: list[RoundRow], rng: random.Random, points: Any) -> list[Any]:
     """The points (RewardPoints or MetricPoints) after each state of the run: a few rounds arriving at a time."""
     states, at = [], 0
+    figures = REWARD_FIGURES if isinstance(points, RewardPoints) else METRIC_FIGURES
     while at < len(oldest_first):
         step = rng.choice((1, 1, 2, 5))
-        points = points.taking(oldest_first[at:at + step])
+        points = points.taking(figures_of(oldest_first[at:at + step], figures))
         states.append(points)
         at += step
     return states
@@ -46,38 +53,33 @@ def test_points_kept_a_round_at_a_time_draw_what_all_the_rounds_draw() -> None:
     rng = random.Random(7)
     for seed in range(6):
         every = rounds(rng.randint(1, 40), seed)
-        for points in [*taken_in_steps(every, rng, RewardPoints()), RewardPoints().taking(every)]:
+        whole = RewardPoints().taking(figures_of(every, REWARD_FIGURES))
+        for points in [*taken_in_steps(every, rng, RewardPoints()), whole]:
             newest_first = every[:points.rounds][::-1]  # as the read model gives them
             assert json.loads(points.reward_chart()) == reward_chart(newest_first)
             assert points.round_zero == every[0].validation_reward
             assert points.trained_rounds == len([r for r in newest_first if r.round_number >= 1])
-        for points in [*taken_in_steps(every, rng, MetricPoints()), MetricPoints().taking(every)]:
+        whole_metrics = MetricPoints().taking(figures_of(every, METRIC_FIGURES))
+        for points in [*taken_in_steps(every, rng, MetricPoints()), whole_metrics]:
             newest_first = every[:points.trained_rounds + 1][::-1]
             assert [json.loads(chart) for chart in points.small_charts()] == small_charts(newest_first)
             assert points.tiles() == tiles(newest_first) and points.trends() == trends(newest_first)
 
 
-def test_points_drawn_from_a_rounds_figures_alone_are_those_drawn_from_its_row() -> None:
-    """A part reads of each round only the figures it draws (REWARD_FIGURES, METRIC_FIGURES), as named tuples."""
-    every = rounds(30, seed=4)
-    for figures, points in ((REWARD_FIGURES, RewardPoints()), (METRIC_FIGURES, MetricPoints())):
-        named = namedtuple("Figures", figures)  # type: ignore[misc]
-        alone = [named(*(getattr(row, name) for name in figures)) for row in every]
-        assert points.taking(alone) == points.taking(every)
-
-
 def test_taking_rounds_leaves_the_earlier_points_as_they_were() -> None:
     """Viewers of the run's earlier state may still be drawing from its points when a round arrives."""
     every = rounds(6, seed=0)
-    earlier, earlier_metrics = RewardPoints().taking(every[:3]), MetricPoints().taking(every[:3])
+    first, then = figures_of(every[:3], EVERY_FIGURE), figures_of(every[3:], EVERY_FIGURE)
+    earlier, earlier_metrics = RewardPoints().taking(first), MetricPoints().taking(first)
     chart, small = earlier.reward_chart(), earlier_metrics.small_charts()
-    later, later_metrics = earlier.taking(every[3:]), earlier_metrics.taking(every[3:])
+    later, later_metrics = earlier.taking(then), earlier_metrics.taking(then)
     assert earlier.reward_chart() == chart and earlier_metrics.small_charts() == small and earlier.rounds == 3
     assert json.loads(later.reward_chart())["x"] == [0, 1, 2, 3, 4, 5] and later_metrics.trained_rounds == 5
 
 
 def test_a_run_without_trained_rounds_draws_round_zero_alone() -> None:
-    points, metrics = RewardPoints().taking(rounds(1, seed=0)), MetricPoints().taking(rounds(1, seed=0))
+    round_zero = figures_of(rounds(1, seed=0), EVERY_FIGURE)
+    points, metrics = RewardPoints().taking(round_zero), MetricPoints().taking(round_zero)
     assert json.loads(points.reward_chart())["x"] == [0] and points.trained_rounds == 0
     assert metrics.small_charts() == [] and metrics.trends() == [] and metrics.trained_rounds == 0
     assert metrics.tiles()[0].value == "0"
@@ -96,4 +98,4 @@ def test_a_line_s_points_are_written_as_json_writes_them() -> None:
     lines = [*REWARD_LINES, *(line for chart in SMALL_CHARTS for line in chart.lines)]
     assert {(line.percent, line.rounded) for line in lines} == {(True, False), (True, True), (False, True)}
     for line in lines:
-        assert line.texts(made) == json.dumps(line.points(made))[1:-1].split(", ")
+        assert line.texts([getattr(row, line.field) for row in made]) == json.dumps(line.points(made))[1:-1].split(", ")
