@@ -139,7 +139,7 @@ def newest_since(read_models: Any, org_id: UUID, run_id: UUID, before: NewestRou
     do not join up (a run's rounds are 0, 1, 2, ... without a gap)."""
     if before is not None and before.rows:
         arrived = read_models.rounds(org_id, run_id, after=before.rows[0].round_number, newest=NEWEST_KEPT)
-        if not arrived or arrived[-1].round_number == before.rows[0].round_number + 1:
+        if _follows_on(arrived[-1].round_number if arrived else None, before.rows[0].round_number + 1):
             rows = (arrived + before.rows)[:NEWEST_KEPT]
             return NewestRounds(rows, before.total + len(arrived))
     return NewestRounds(read_models.rounds(org_id, run_id, newest=NEWEST_KEPT), read_models.round_count(org_id, run_id))
@@ -150,7 +150,7 @@ def reward_points_since(read_models: Any, org_id: UUID, run_id: UUID, before: Re
     rounds read do not follow on from `before`'s."""
     if before is not None:
         arrived = read_models.round_figures(org_id, run_id, REWARD_FIGURES, after=before.rounds - 1)
-        if arrived["round_number"][:1] in ([], [before.rounds]):
+        if _follows_on(next(iter(arrived["round_number"]), None), before.rounds):
             return before.taking(arrived)
     return RewardPoints().taking(read_models.round_figures(org_id, run_id, REWARD_FIGURES))
 
@@ -161,9 +161,15 @@ def metric_points_since(read_models: Any, org_id: UUID, run_id: UUID, before: Me
     if before is not None:
         newest = before.trained_rounds  # its newest round: trained rounds are 1, 2, 3, ...
         arrived = read_models.round_figures(org_id, run_id, METRIC_FIGURES, after=newest)
-        if arrived["round_number"][:1] in ([], [newest + 1]):
+        if _follows_on(next(iter(arrived["round_number"]), None), newest + 1):
             return before.taking(arrived)
     return MetricPoints().taking(read_models.round_figures(org_id, run_id, METRIC_FIGURES, after=0))  # trained ones
+
+
+def _follows_on(oldest_arrived: int | None, next_round: int) -> bool:
+    """Whether the rounds read since a drawing follow on from the rounds it holds (`next_round` the one after its
+    newest), or none arrived: else the drawing is made again from all the rounds."""
+    return oldest_arrived is None or oldest_arrived == next_round
 
 
 def trained_time_since(read_models: Any, org_id: UUID, run_id: UUID, before: TrainedTime | None) -> TrainedTime:
