@@ -67,10 +67,17 @@ def end_orphan(ctx: JobContext, run_id: UUID, lease: Lease | None) -> bool:
     Failed with the reason. True when this call ended it."""
     verity = ctx.verity
 
+    def forget_lost_worker() -> None:
+        # Only the lost worker's claim: once the run is back on its queue, the row the dispatcher writes for its
+        # message (or the next worker's claim) is another's, and forgetting it would have the run sent twice.
+        if lease is not None:
+            ctx.ledger.release(run_id, lease.worker_id)
+
     def fail_or_resume(run) -> None:
         if run.state not in RUNNING or run.state == QUEUED:
             return
         if run.resume_refusal() is None:
+            forget_lost_worker()  # before the run is Queued again, so its message's row starts afresh
             verity.record_resumed(run_id, lost_worker(lease), RECONCILER)
             RECONCILER_ACTIONS.labels("resumed").inc()
             log.warning("run %s: its worker stopped beating; it resumes from round %s", run_id, run.last_round)
@@ -88,7 +95,7 @@ def end_orphan(ctx: JobContext, run_id: UUID, lease: Lease | None) -> bool:
     before = verity.get_run(None, run_id).state
     with_fresh_run(verity, run_id, fail_or_resume)
     ended = before in RUNNING and verity.get_run(None, run_id).state not in RUNNING
-    ctx.ledger.release(run_id)
+    forget_lost_worker()
     if ended:
         log.warning("run %s: its worker stopped beating; the reconciler ended it", run_id)
     return ended
@@ -197,6 +204,8 @@ def _unlisted_runs(ctx: JobContext, known: set[UUID], send: Send, sent_to: Posit
         if row.id in known:
             continue
         state = ctx.verity.get_run(None, row.id).state  # the read model may lag the event store
+        if state == QUEUED and not _dispatched_all(ctx, sent_to):
+            continue  # Queued by an event the dispatcher has yet to send (a resume): the message is its to send
         if ctx.ledger.lease(row.id) is not None:
             continue
         if state == QUEUED:
@@ -205,6 +214,12 @@ def _unlisted_runs(ctx: JobContext, known: set[UUID], send: Send, sent_to: Posit
         elif state in RUNNING and end_orphan(ctx, row.id, None):
             ended.append(row.id)
     return ended
+
+
+def _dispatched_all(ctx: JobContext, sent_to: Position | None) -> bool:
+    """The dispatcher sent the message of every event recorded so far, so of the one that made a run Queued, read
+    before this: the run's message is then in the ledger or lost."""
+    return sent_to is None or sent_to() >= (ctx.verity.recorder.max_notification_id() or 0)
 
 
 def periodic_reconciler(ctx: JobContext, send: Send | None, every: float,

@@ -151,3 +151,42 @@ def test_a_trial_is_never_resumed(world: World) -> None:
 
     assert _lost(world, run_id) == [run_id]
     assert world.verity.get_run(None, run_id).state == "failed"
+
+
+def test_a_resumed_runs_message_sent_at_once_keeps_its_row_in_the_ledger(world: World, monkeypatch) -> None:
+    """The dispatcher (in any process) may send the resumed run before the reconciler's pass is over: the row it
+    writes for the message is not the lost worker's claim, and stays, so no reconciler sends the run twice."""
+    run_id = world.training()
+    _scored(world, run_id, 1)
+    record_resumed = world.verity.record_resumed
+
+    def resumed_and_sent_at_once(*args, **kwargs):
+        record_resumed(*args, **kwargs)
+        world.ctx.ledger.enqueued(run_id, "local")  # what the dispatcher's send notes, as soon as it may
+
+    monkeypatch.setattr(world.verity, "record_resumed", resumed_and_sent_at_once)
+    assert _lost(world, run_id) == []
+
+    lease = world.ctx.ledger.lease(run_id)
+    assert lease is not None and lease.worker_id is None and lease.enqueued_at is not None
+
+
+def test_a_run_queued_by_an_event_the_dispatcher_has_yet_to_send_is_left_to_it(world: World) -> None:
+    from migrations import apply_migrations
+    from projections.runner import ProjectionRunner
+    from verity.wiring import build_read_models
+
+    apply_migrations(world.settings)
+    world.ctx.read_models = build_read_models(world.settings, migrate=False)
+    run_id = world.training()
+    _scored(world, run_id, 1)
+    ProjectionRunner(world.verity, world.ctx.read_models).run_once()  # the read models show it training
+    before_resume = world.verity.recorder.max_notification_id()
+    assert _lost(world, run_id) == []  # Resumed: Queued, and its message is the dispatcher's to send
+    sent: list = []
+
+    reconcile(world.ctx, sent.append, sent_to=lambda: before_resume)
+    assert sent == []  # the dispatcher is behind the Resumed event: not sent from here as well
+
+    reconcile(world.ctx, sent.append, sent_to=world.verity.recorder.max_notification_id)
+    assert sent == [run_id]  # the dispatcher went past it and no message is in the ledger: it was lost, so sent
