@@ -197,29 +197,21 @@ def _unlisted_runs(ctx: JobContext, known: set[UUID], send: Send, sent_to: Posit
     never sent, or a run whose worker vanished before it claimed it."""
     assert ctx.read_models is not None
     ended = []
-    rows = ctx.read_models.live_runs()
-    if sent_to is not None and sent_to() < ctx.read_models.position():
-        return []  # the dispatcher has yet to send a launch these rows may show: it is the dispatcher's
-    for row in rows:
-        if row.id in known:
-            continue
-        state = ctx.verity.get_run(None, row.id).state  # the read model may lag the event store
-        if state == QUEUED and not _dispatched_all(ctx, sent_to):
-            continue  # Queued by an event the dispatcher has yet to send (a resume): the message is its to send
-        if ctx.ledger.lease(row.id) is not None:
+    unlisted = [(row.id, ctx.verity.get_run(None, row.id).state)  # the read model may lag the event store
+                for row in ctx.read_models.live_runs() if row.id not in known]
+    if sent_to is not None and sent_to() < (ctx.verity.recorder.max_notification_id() or 0):
+        # The dispatcher has yet to send what an event recorded before this may ask for: a launch these rows show,
+        # or a resume that made a run Queued after the read models saw it. It is the dispatcher's to send.
+        return []
+    for run_id, state in unlisted:
+        if ctx.ledger.lease(run_id) is not None:
             continue
         if state == QUEUED:
-            send(row.id)
+            send(run_id)
             RECONCILER_ACTIONS.labels("requeued").inc()
-        elif state in RUNNING and end_orphan(ctx, row.id, None):
-            ended.append(row.id)
+        elif state in RUNNING and end_orphan(ctx, run_id, None):
+            ended.append(run_id)
     return ended
-
-
-def _dispatched_all(ctx: JobContext, sent_to: Position | None) -> bool:
-    """The dispatcher sent the message of every event recorded so far, so of the one that made a run Queued, read
-    before this: the run's message is then in the ledger or lost."""
-    return sent_to is None or sent_to() >= (ctx.verity.recorder.max_notification_id() or 0)
 
 
 def periodic_reconciler(ctx: JobContext, send: Send | None, every: float,
